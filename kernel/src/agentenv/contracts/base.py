@@ -1,0 +1,41 @@
+"""What every registered contribution has: a `name`, a description and a settings model."""
+
+from __future__ import annotations
+
+import inspect
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+
+class NoSettings(BaseModel):
+    """Settings model of a contribution that takes none; unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Contribution:
+    """Base of every registrable class. Subclasses set `name` and may set `Settings`."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    Settings: ClassVar[type[BaseModel]] = NoSettings
+
+
+def contribution_problem(cls: object, base: type) -> str | None:
+    """Say why `cls` cannot be registered as a `base`, or None when it can.
+
+    Checked at load time so a broken plugin is skipped with a reason instead of failing later in a run.
+    """
+    if not isinstance(cls, type) or not issubclass(cls, base):
+        return f"{cls!r} is not a subclass of {base.__module__}.{base.__qualname__}"
+    name = getattr(cls, "name", "")
+    if not isinstance(name, str) or not name:
+        return f"{cls.__qualname__} has no `name`"
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+        return f"{cls.__qualname__} ({name!r}) does not implement abstract methods: {missing}"
+    settings = getattr(cls, "Settings", None)
+    if not (isinstance(settings, type) and issubclass(settings, BaseModel)):
+        return f"{cls.__qualname__} ({name!r}) has a `Settings` that is not a pydantic model"
+    return None

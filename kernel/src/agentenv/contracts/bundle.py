@@ -1,0 +1,15 @@
+"""Bundle contributions: a bundle is a folder with a `bundle.toml`; plugins ship them in their package."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class BundleRef:
+    """A named bundle folder. `path` is the folder that holds `bundle.toml`."""
+
+    name: str
+    path: Path
+    description: str = ""

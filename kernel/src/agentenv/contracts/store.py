@@ -1,0 +1,81 @@
+"""Store backends: documents (run records), objects (blobs), secrets and images."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Literal
+
+from agentenv.contracts.base import Contribution
+
+StoreKind = Literal["document", "object", "secret", "image"]
+
+
+class StoreBackend(Contribution, ABC):
+    """Base of all store backends; `kind` says which `[store]` setting selects it."""
+
+    kind: ClassVar[StoreKind]
+
+
+class DocumentStore(StoreBackend, ABC):
+    """JSON documents by collection and id (run records, step records)."""
+
+    kind: ClassVar[StoreKind] = "document"
+
+    @abstractmethod
+    def put(self, collection: str, doc_id: str, doc: dict[str, Any]) -> None: ...
+
+    @abstractmethod
+    def get(self, collection: str, doc_id: str) -> dict[str, Any] | None: ...
+
+    @abstractmethod
+    def query(
+        self, collection: str, where: dict[str, Any] | None = None, *, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Documents whose top-level fields equal `where`, newest first."""
+
+    @abstractmethod
+    def delete(self, collection: str, doc_id: str) -> bool: ...
+
+
+class ObjectStore(StoreBackend, ABC):
+    """Immutable-by-convention blobs by key (trajectories, snapshots, artifacts)."""
+
+    kind: ClassVar[StoreKind] = "object"
+
+    @abstractmethod
+    def put(self, key: str, data: bytes) -> None: ...
+
+    @abstractmethod
+    def get(self, key: str) -> bytes:
+        """Raise KeyError when missing."""
+
+    @abstractmethod
+    def list(self, prefix: str = "") -> list[str]: ...
+
+    @abstractmethod
+    def delete(self, key: str) -> bool: ...
+
+
+class SecretStore(StoreBackend, ABC):
+    """Resolves `secret:KEY` references in config."""
+
+    kind: ClassVar[StoreKind] = "secret"
+
+    @abstractmethod
+    def get(self, key: str) -> str | None: ...
+
+
+class ImageStore(StoreBackend, ABC):
+    """Sandbox images by reference (`name:tag`) → content digest."""
+
+    kind: ClassVar[StoreKind] = "image"
+
+    @abstractmethod
+    def put(self, ref: str, data: bytes) -> str:
+        """Store an image archive; return its digest."""
+
+    @abstractmethod
+    def get(self, ref: str) -> bytes: ...
+
+    @abstractmethod
+    def list(self) -> list[str]: ...

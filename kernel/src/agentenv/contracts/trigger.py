@@ -1,0 +1,63 @@
+"""Trigger kinds decide *when* a world rule fires; the world runs the rule's actions.
+
+The kernel's own kinds (`time`, `tool_call`, `state`, `persona`) register through the same hook as a
+plugin's would.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from agentenv.contracts.base import Contribution
+
+if TYPE_CHECKING:
+    from agentenv.world.world import World
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message someone sent inside the world (an email, a Slack post), as the env that carried it says."""
+
+    env: str
+    sender: str
+    recipients: tuple[str, ...]
+    text: str
+    ref: dict[str, Any] = field(default_factory=dict)
+    """Whatever the env needs to reply in the same thread (message id, channel, …)."""
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """A tool call the world just finished, successful (`error` None) or refused."""
+
+    role: str
+    tool: str
+    args: dict[str, Any]
+    result: Any
+    error: dict[str, Any] | None
+    message: Message | None = None
+    by_trigger: str | None = None
+
+
+class TriggerKind(Contribution, ABC):
+    """One armed trigger condition. `Settings` validates the `when` table of a trigger definition.
+
+    Override `next_due` for time-driven kinds and `on_event` for kinds that react to what happens.
+    Both must be deterministic functions of their inputs so firing replays exactly.
+    """
+
+    def __init__(self, settings: BaseModel) -> None:
+        self.settings = settings
+
+    def next_due(self, after: datetime) -> datetime | None:
+        """The first virtual time strictly after `after` at which this fires, or None."""
+        return None
+
+    def on_event(self, event: ToolCallEvent, world: World) -> bool:
+        """Whether this event (and the world state after it) fires the trigger."""
+        return False

@@ -1,0 +1,226 @@
+"""The `Env` base class: one simulated app with typed tools and state that snapshots in microseconds.
+
+All of an env's mutable state lives in `self.db`, a private in-memory SQLite database. That makes
+snapshot/restore/fork a memory copy (`serialize()`/`deserialize()`) and lets every tool call run in
+a savepoint, so a refused or failing call leaves the state exactly as it was.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, Self
+
+from pydantic import BaseModel, ValidationError
+
+from agentenv.contracts.base import Contribution
+from agentenv.contracts.trigger import Message
+from agentenv.env.artifact import ARTIFACT_SUFFIXES, Artifact, ArtifactError, artifact_name
+from agentenv.env.tool import TOOL_MARK, ToolError, ToolSpec, argument_errors, build_tool_spec
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    """Real UTC time; the world replaces it with its virtual clock."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class Env(Contribution):
+    """Subclass, set `name` and `schema` (SQL DDL), and mark tool methods with `@tool`.
+
+    Override `load` / `export` only when rows need more than a plain table insert, and
+    `describe_message` / `deliver_reply` when the app carries messages people can answer.
+    """
+
+    schema: ClassVar[str] = ""
+    _tool_specs: ClassVar[dict[str, ToolSpec] | None] = None
+
+    def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
+        if not isinstance(settings, BaseModel):
+            settings = self.Settings.model_validate(settings or {})
+        self.settings = settings
+        self.clock: Clock = SystemClock()
+        self.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.db.executescript(self.schema)
+        self.loaded: list[Artifact] = []
+        self._initial = self.snapshot()
+
+    # ---- tools -------------------------------------------------------------------------------------
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._tool_specs = None  # built on first use, once every type the hints name exists
+
+    @classmethod
+    def tool_specs(cls) -> dict[str, ToolSpec]:
+        if cls._tool_specs is None:
+            specs: dict[str, ToolSpec] = {}
+            for klass in reversed(cls.__mro__):
+                for attr, value in vars(klass).items():
+                    if callable(value) and hasattr(value, TOOL_MARK):
+                        spec = build_tool_spec(cls, attr, value)
+                        specs[spec.name] = spec
+            cls._tool_specs = specs
+        return cls._tool_specs
+
+    def call(self, tool_name: str, arguments: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+        """Validate and run a tool: (result, None) or (None, structured error). State is unchanged on error."""
+        spec = self.tool_specs().get(tool_name)
+        if spec is None:
+            return None, {"code": "unknown_tool", "message": f"{self.name} has no tool {tool_name!r}"}
+        try:
+            parsed = spec.args_model.model_validate(arguments)
+        except ValidationError as exc:
+            return None, argument_errors(exc)
+        kwargs = {field: getattr(parsed, field) for field in type(parsed).model_fields}
+        method: Callable[..., Any] = getattr(self, spec.method)
+        if spec.read_only:
+            try:
+                return jsonable(method(**kwargs)), None
+            except ToolError as exc:
+                return None, exc.to_dict()
+        self.db.execute("SAVEPOINT tool_call")
+        try:
+            result = jsonable(method(**kwargs))
+        except ToolError as exc:
+            self._rollback()
+            return None, exc.to_dict()
+        except Exception as exc:
+            self._rollback()
+            return None, {"code": "tool_failed", "message": f"{tool_name} failed: {type(exc).__name__}: {exc}"}
+        self.db.execute("RELEASE tool_call")
+        return result, None
+
+    def _rollback(self) -> None:
+        self.db.execute("ROLLBACK TO tool_call")
+        self.db.execute("RELEASE tool_call")
+
+    def now(self) -> datetime:
+        return self.clock.now()
+
+    # ---- state -------------------------------------------------------------------------------------
+    def snapshot(self) -> bytes:
+        return self.db.serialize()
+
+    def restore(self, data: bytes) -> None:
+        self.db.deserialize(data)
+
+    def reset(self) -> None:
+        """Back to the state right after the last artifact load (or empty)."""
+        self.restore(self._initial)
+
+    def fork(self) -> Self:
+        """An independent copy with the same state, settings and initial point; no schema re-run."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        clone.db.row_factory = sqlite3.Row
+        clone.db.deserialize(self.db.serialize())
+        clone.loaded = list(self.loaded)
+        return clone
+
+    # ---- data --------------------------------------------------------------------------------------
+    @classmethod
+    def artifact_dir(cls) -> Path:
+        """Where the env's packaged artifacts live: an `artifacts/` folder beside its module."""
+        module_file = getattr(sys.modules[cls.__module__], "__file__", None) or "."
+        return Path(module_file).parent / "artifacts"
+
+    @classmethod
+    def artifact_paths(cls) -> dict[str, Path]:
+        folder = cls.artifact_dir()
+        if not folder.is_dir():
+            return {}
+        found = (p for p in sorted(folder.iterdir()) if p.name.endswith(ARTIFACT_SUFFIXES))
+        return {artifact_name(p): p for p in found}
+
+    @classmethod
+    def find_artifact(cls, name_or_path: str) -> Artifact:
+        """A packaged artifact by name, or an artifact file by path."""
+        paths = cls.artifact_paths()
+        if name_or_path in paths:
+            return Artifact.from_file(paths[name_or_path])
+        path = Path(name_or_path)
+        if path.exists():
+            return Artifact.from_file(path)
+        known = ", ".join(paths) or "none"
+        raise ArtifactError(f"{cls.name}: no artifact {name_or_path!r} (packaged: {known}; or give a file path)")
+
+    def load(self, artifact: Artifact) -> None:
+        """Insert the artifact's rows table by table, all or nothing; the loaded state becomes `reset()`'s."""
+        if artifact.env != self.name:
+            raise ArtifactError(f"{artifact.source}: artifact is for env {artifact.env!r}, not {self.name!r}")
+        tables = self.table_names()
+        self.db.execute("SAVEPOINT load")
+        try:
+            for table, rows in artifact.data.items():
+                if table not in tables:
+                    raise ArtifactError(
+                        f"{artifact.source}: data.{table}: {self.name} has no table {table!r} "
+                        f"(tables: {', '.join(tables)})"
+                    )
+                self._insert_rows(table, rows, artifact.source)
+        except BaseException:
+            self.db.execute("ROLLBACK TO load")
+            self.db.execute("RELEASE load")
+            raise
+        self.db.execute("RELEASE load")
+        self.loaded.append(artifact)
+        self._initial = self.snapshot()
+
+    def _insert_rows(self, table: str, rows: list[dict[str, Any]], source: str) -> None:
+        if not rows:
+            return
+        columns = list(rows[0])
+        sql = f'INSERT INTO "{table}" ({", ".join(columns)}) VALUES ({", ".join("?" * len(columns))})'
+        try:
+            self.db.executemany(sql, [tuple(row[c] for c in columns) for row in rows])
+        except (sqlite3.Error, KeyError) as exc:
+            raise ArtifactError(f"{source}: data.{table}: {type(exc).__name__}: {exc}") from exc
+
+    def table_names(self) -> list[str]:
+        rows = self.db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+        )
+        return [row[0] for row in rows]
+
+    def export(self) -> dict[str, list[dict[str, Any]]]:
+        """Every table's rows in insertion order: what `load` takes back."""
+        return {
+            table: [dict(row) for row in self.db.execute(f'SELECT * FROM "{table}" ORDER BY rowid')]
+            for table in self.table_names()
+        }
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """Read-only look at the state (for verifiers and state triggers)."""
+        return [dict(row) for row in self.db.execute(sql, params)]
+
+    # ---- messages people can answer -----------------------------------------------------------------
+    def describe_message(self, tool_name: str, arguments: dict[str, Any], result: Any) -> Message | None:
+        """If this successful call sent a message to someone, say who and what (for persona triggers)."""
+        return None
+
+    def deliver_reply(self, message: Message, sender: str, text: str) -> Any:
+        """Have `sender` answer `message` in the same thread; apps that carry messages override this."""
+        raise ToolError(f"{self.name} cannot carry replies", code="unsupported")
+
+
+def jsonable(value: Any) -> Any:
+    """Tool results as plain JSON data (pydantic models dumped, rows turned into dicts)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, sqlite3.Row):
+        return dict(value)
+    if isinstance(value, list):
+        return [jsonable(item) for item in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value

@@ -1,0 +1,134 @@
+"""The `@tool` decorator: a typed method becomes a tool with a JSON Schema and validated arguments.
+
+The schema comes from the method's type hints (through pydantic) and its docstring: the first
+paragraph describes the tool and an ``Args:`` section describes each parameter.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+F = TypeVar("F", bound=Callable[..., Any])
+TOOL_MARK = "__agentenv_tool__"
+
+
+class ToolError(Exception):
+    """Raised by a tool to refuse a call under the app's rules; the env's state is rolled back."""
+
+    def __init__(self, message: str, *, code: str = "rule_violation", field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.field = field
+
+    def to_dict(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": str(self)}
+        if self.field:
+            error["field"] = self.field
+        return error
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the world and the card see it."""
+
+    name: str
+    description: str
+    method: str
+    args_model: type[BaseModel]
+    read_only: bool
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return tool_input_schema(self.args_model)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+
+
+_SCHEMA_CACHE: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def tool_input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of a tool's arguments, without pydantic's title noise, cached per model."""
+    if model not in _SCHEMA_CACHE:
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        schema.setdefault("properties", {})
+        _SCHEMA_CACHE[model] = schema
+    return _SCHEMA_CACHE[model]
+
+
+def tool(fn: F | None = None, *, name: str | None = None, read_only: bool = False) -> Any:
+    """Mark an `Env` method as a tool. `read_only=True` documents that it changes nothing."""
+
+    def mark(func: F) -> F:
+        setattr(func, TOOL_MARK, {"name": name or func.__name__, "read_only": read_only})
+        return func
+
+    return mark(fn) if fn is not None else mark
+
+
+_ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters):\s*$")
+_ARG_LINE = re.compile(r"^(\s+)(\w+)\s*(?:\([^)]*\))?:\s*(.*)$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """(summary, {param: description}) from a Google-style docstring."""
+    if not doc:
+        return "", {}
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    section, current, param_indent = "summary", "", 0
+    for line in inspect.cleandoc(doc).splitlines():
+        if _ARGS_HEADER.match(line):
+            section = "args"
+        elif line and not line[0].isspace() and section != "summary":
+            section = "other"  # Returns:, Raises:, …
+        elif section == "summary":
+            summary.append(line)
+        elif section == "args" and line.strip():
+            match = _ARG_LINE.match(line)
+            indent = len(line) - len(line.lstrip())
+            if match and (not params or indent <= param_indent):
+                current, param_indent = match.group(2), indent
+                params[current] = match.group(3).strip()
+            elif current:
+                params[current] = f"{params[current]} {line.strip()}".strip()
+    first_paragraph = "\n".join(summary).strip().split("\n\n")[0]
+    return " ".join(first_paragraph.split()), params
+
+
+def build_tool_spec(owner: type, method_name: str, func: Callable[..., Any]) -> ToolSpec:
+    """Build the spec (and its argument model) of one marked method."""
+    mark = getattr(func, TOOL_MARK)
+    description, param_docs = parse_docstring(func.__doc__)
+    hints = typing.get_type_hints(func, include_extras=True)
+    fields: dict[str, Any] = {}
+    for param in list(inspect.signature(func).parameters.values())[1:]:
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"tool {owner.__name__}.{method_name} cannot take *args or **kwargs")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
+    model_name = "".join(part.title() for part in mark["name"].split("_")) + "Args"
+    model = create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+    return ToolSpec(mark["name"], description, method_name, model, mark["read_only"])
+
+
+def argument_errors(exc: ValidationError) -> dict[str, Any]:
+    """A structured error naming every bad field, for the caller to fix its call."""
+    problems = []
+    for err in exc.errors(include_url=False):
+        field = ".".join(str(part) for part in err["loc"]) or "(arguments)"
+        problems.append({"field": field, "message": err["msg"]})
+    summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
+    return {"code": "invalid_arguments", "message": f"invalid arguments: {summary}", "errors": problems}

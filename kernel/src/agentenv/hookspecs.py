@@ -1,0 +1,118 @@
+"""Hook specifications of the `agentenv` plugin project.
+
+Every plugin is a module named by an entry point in the `agentenv.plugins` group. It implements
+some of the hooks below with `@hookimpl`. Registration hooks hand the kernel *classes* (each with a
+`name`); the kernel validates them and keeps them in typed registries, so hot paths call objects and
+never hooks. Observer hooks are told when runs and steps start and finish, and when a tool is called.
+
+pluggy always calls hooks with keyword arguments; the kernel's typed façade
+(`agentenv.plugins.host.PluginHost`) is the only caller. Implementations may accept any subset of a
+hook's arguments. Keep plugin modules light: import heavy SDKs inside the functions that use them,
+and import your contributed classes inside the registration hook bodies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from agentenv.contracts import (
+        AgentKind,
+        BundleRef,
+        CliCommand,
+        Runner,
+        SandboxProvider,
+        Step,
+        StoreBackend,
+        TriggerKind,
+    )
+    from agentenv.env import Env
+
+PROJECT = "agentenv"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+class AgentenvSpecs:
+    """The hooks a plugin may implement. Each registration hook returns a list."""
+
+    @hookspec
+    def agentenv_register_envs(self) -> list[type[Env]]:
+        """Simulated apps (subclasses of `agentenv.env.Env`), each with a unique `name`."""
+        raise NotImplementedError
+
+    @hookspec
+    def agentenv_register_sandbox_providers(self) -> list[type[SandboxProvider]]:
+        """Sandbox providers (`inline`, `process`, `docker`, …) that run served worlds and agents."""
+        raise NotImplementedError
+
+    @hookspec
+    def agentenv_register_steps(self) -> list[type[Step]]:
+        """Step types a task can use; `name` is the task file's `type` field."""
+        raise NotImplementedError
+
+    @hookspec
+    def agentenv_register_stores(self) -> list[type[StoreBackend]]:
+        """Store backends; each declares its `kind`: document, object, secret or image."""
+        raise NotImplementedError
+
+    @hookspec
+    def agentenv_register_trigger_kinds(self) -> list[type[TriggerKind]]:
+        """Trigger kinds (`time`, `tool_call`, `state`, `persona`, …) that world rules can use."""
+        raise NotImplementedError
+
+    @hookspec
+    def agentenv_register_agent_kinds(self) -> list[type[AgentKind]]:
+        """Agent kinds (`scripted`, `llm`, `a2a`, harnesses) that act in a world through its tools."""
+        raise NotImplementedError
+
+    @hookspec
+    def agentenv_register_runners(self) -> list[type[Runner]]:
+        """Runners that execute many task runs (local, distributed)."""
+        raise NotImplementedError
+
+    @hookspec
+    def agentenv_register_bundles(self) -> list[BundleRef]:
+        """Bundles shipped inside the plugin's package: a name and the folder holding `bundle.toml`."""
+        raise NotImplementedError
+
+    @hookspec
+    def agentenv_register_cli_commands(self) -> list[CliCommand]:
+        """Extra `agentenv` sub-commands, loaded only when invoked (see `CliCommand`)."""
+        raise NotImplementedError
+
+    @hookspec
+    def agentenv_run_started(self, run: dict[str, Any]) -> None:
+        """Observer: a run began. `run` holds its id, task name, seed and plugin versions."""
+
+    @hookspec
+    def agentenv_run_finished(self, run: dict[str, Any]) -> None:
+        """Observer: a run ended; `run` adds status, score and trajectory digest."""
+
+    @hookspec
+    def agentenv_step_started(self, run_id: str, step: dict[str, Any]) -> None:
+        """Observer: a step of a run began (`step` has its id and type)."""
+
+    @hookspec
+    def agentenv_step_finished(self, run_id: str, step: dict[str, Any]) -> None:
+        """Observer: a step ended; `step` adds status, timing and output."""
+
+    @hookspec
+    def agentenv_tool_called(self, event: dict[str, Any]) -> None:
+        """Observer: a world recorded a tool call (the trajectory event as a dict)."""
+
+
+REGISTRATION_HOOKS: dict[str, str] = {
+    "agentenv_register_envs": "envs",
+    "agentenv_register_sandbox_providers": "sandbox_providers",
+    "agentenv_register_steps": "steps",
+    "agentenv_register_stores": "stores",
+    "agentenv_register_trigger_kinds": "trigger_kinds",
+    "agentenv_register_agent_kinds": "agent_kinds",
+    "agentenv_register_runners": "runners",
+    "agentenv_register_bundles": "bundles",
+    "agentenv_register_cli_commands": "cli_commands",
+}
+"""Registration hook name → registry it fills."""
