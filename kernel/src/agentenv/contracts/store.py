@@ -5,6 +5,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Literal
 
+from pydantic import BaseModel
+
 from agentenv.contracts.base import Contribution
 
 StoreKind = Literal["document", "object", "secret", "image"]
@@ -14,6 +16,11 @@ class StoreBackend(Contribution, ABC):
     """Base of all store backends; `kind` says which `[store]` setting selects it."""
 
     kind: ClassVar[StoreKind]
+
+    def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
+        if not isinstance(settings, BaseModel):
+            settings = self.Settings.model_validate(settings or {})
+        self.settings = settings
 
 
 class DocumentStore(StoreBackend, ABC):

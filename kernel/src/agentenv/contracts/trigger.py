@@ -61,3 +61,7 @@ class TriggerKind(Contribution, ABC):
     def on_event(self, event: ToolCallEvent, world: World) -> bool:
         """Whether this event (and the world state after it) fires the trigger."""
         return False
+
+    def repeats(self) -> bool:
+        """Whether it keeps firing by its own settings (a trigger's `repeat: true` also makes it repeat)."""
+        return False

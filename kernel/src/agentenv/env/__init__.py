@@ -4,4 +4,14 @@ from agentenv.env.artifact import Artifact, ArtifactError
 from agentenv.env.env import Clock, Env, SystemClock, jsonable
 from agentenv.env.tool import ToolError, ToolSpec, tool
 
-__all__ = ["Artifact", "ArtifactError", "Clock", "Env", "SystemClock", "ToolError", "ToolSpec", "jsonable", "tool"]
+__all__ = [
+    "Artifact",
+    "ArtifactError",
+    "Clock",
+    "Env",
+    "SystemClock",
+    "ToolError",
+    "ToolSpec",
+    "jsonable",
+    "tool",
+]

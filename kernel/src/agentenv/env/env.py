@@ -87,15 +87,19 @@ class Env(Contribution):
                 return jsonable(method(**kwargs)), None
             except ToolError as exc:
                 return None, exc.to_dict()
+        return self.atomic(tool_name, method, **kwargs)
+
+    def atomic(self, label: str, func: Callable[..., Any], **kwargs: Any) -> tuple[Any, dict[str, Any] | None]:
+        """Run `func` in a savepoint: (result, None), or (None, error) with every change rolled back."""
         self.db.execute("SAVEPOINT tool_call")
         try:
-            result = jsonable(method(**kwargs))
+            result = jsonable(func(**kwargs))
         except ToolError as exc:
             self._rollback()
             return None, exc.to_dict()
         except Exception as exc:
             self._rollback()
-            return None, {"code": "tool_failed", "message": f"{tool_name} failed: {type(exc).__name__}: {exc}"}
+            return None, {"code": "tool_failed", "message": f"{label} failed: {type(exc).__name__}: {exc}"}
         self.db.execute("RELEASE tool_call")
         return result, None
 

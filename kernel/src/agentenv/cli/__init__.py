@@ -1,0 +1,1 @@
+"""The `agentenv` command line."""

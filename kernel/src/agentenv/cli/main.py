@@ -1,0 +1,96 @@
+"""Entry point of `agentenv`: a small dispatcher in front of per-command typer apps.
+
+Why not one big typer app: importing typer costs more than the whole start-up budget of
+`agentenv --help`. The dispatcher prints the root help and version itself from a static table plus the
+commands plugins declare (their modules are imported, their classes are not), and imports typer only
+for the one command that actually runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentenv import __version__
+
+KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
+    "config": (
+        "Show the resolved configuration and where each value came from.",
+        "agentenv.cli.config_cmd:app",
+    ),
+    "env": ("List installed envs and print Environment Cards.", "agentenv.cli.env_cmd:app"),
+    "plugin": ("List, inspect, check, add and remove plugins.", "agentenv.cli.plugin_cmd:app"),
+}
+ABOUT = "Build simulated worlds for AI agents once; host many tasks and any agent in them."
+
+
+def _plugin_commands() -> dict[str, tuple[str, str]]:
+    from agentenv.plugins.host import get_host
+
+    host = get_host().load(["cli_commands"])
+    return {
+        name: (f"{entry.obj.help} ({entry.dist})", entry.obj.target)
+        for name, entry in host.registries["cli_commands"].items()
+        if name not in KERNEL_COMMANDS
+    }
+
+
+def _root_help(commands: dict[str, tuple[str, str]]) -> str:
+    width = max(len(name) for name in commands) + 2
+    lines = [
+        "Usage: agentenv [--version] [--help] COMMAND [ARGS]...",
+        "",
+        f"  {ABOUT}",
+        "",
+        "Commands:",
+        *(f"  {name.ljust(width)}{commands[name][0]}" for name in sorted(commands)),
+        "",
+        "Run `agentenv COMMAND --help` for a command's options.",
+    ]
+    return "\n".join(lines)
+
+
+def _load_target(target: str) -> Any:
+    import importlib
+
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def _as_click(obj: Any, name: str) -> Callable[..., Any]:
+    import typer
+    import typer.main
+
+    if not isinstance(obj, typer.Typer):
+        app = typer.Typer(add_completion=False)
+        app.command(name=name)(obj)
+        obj = app
+    command: Callable[..., Any] = typer.main.get_command(obj)
+    return command
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in ("--version", "-V"):
+        print(f"agentenv {__version__}")
+        return 0
+    commands = dict(KERNEL_COMMANDS)
+    name = args[0] if args else ""
+    if name not in commands:
+        commands.update(_plugin_commands())
+    if not args or name in ("-h", "--help"):
+        print(_root_help(commands))
+        return 0
+    if name not in commands:
+        close = difflib.get_close_matches(name, commands, n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        print(f"agentenv: no such command '{name}'.{hint} See `agentenv --help`.", file=sys.stderr)
+        return 2
+    command = _as_click(_load_target(commands[name][1]), name)
+    try:
+        command(args[1:], prog_name=f"agentenv {name}", standalone_mode=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0

@@ -1,0 +1,160 @@
+"""`agentenv plugin …`: what is installed, whether it fits together, and installing or removing plugins."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from agentenv.cli.output import fail, print_json, print_table
+from agentenv.plugins.discovery import PluginInfo
+from agentenv.plugins.host import PluginHost, get_host
+
+app = typer.Typer(help="List, inspect, check, add and remove plugins.", no_args_is_help=True, add_completion=False)
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def _contributes(info: PluginInfo) -> str:
+    parts = [f"{kind}: {', '.join(names)}" for kind, names in sorted(info.contributes.items()) if names]
+    return "; ".join(parts) or "-"
+
+
+@app.command("list")
+def list_plugins(as_json: JsonFlag = False) -> None:
+    """Every plugin: distribution, version, declared kernel range, what it contributes, status."""
+    host = get_host().load()
+    if as_json:
+        print_json([info.to_dict() for info in host.infos])
+        return
+    if not host.infos:
+        print("No plugins installed. Add one: agentenv plugin add agentenv-slack")
+        return
+    rows = [(i.name, i.dist, i.version, i.kernel_range or "-", i.status, _contributes(i)) for i in host.infos]
+    print_table(("PLUGIN", "DISTRIBUTION", "VERSION", "KERNEL", "STATUS", "CONTRIBUTES"), rows)
+    if host.problems():
+        print(f"\n{len(host.problems())} problem(s): run `agentenv plugin check` for fixes.", file=sys.stderr)
+
+
+@app.command("show")
+def show(name: Annotated[str, typer.Argument(help="Plugin or distribution name.")], as_json: JsonFlag = False) -> None:
+    """One plugin in detail, with its requirements and any problems."""
+    host = get_host().load()
+    info = host.find(name)
+    if info is None:
+        known = ", ".join(sorted(i.name for i in host.infos)) or "none"
+        fail(f"no plugin or distribution named {name!r} (installed: {known})")
+        return
+    if as_json:
+        print_json(info.to_dict())
+        return
+    print(f"{info.name}  ({info.dist} {info.version})")
+    print(f"  module:       {info.module}")
+    print(f"  status:       {info.status}")
+    print(f"  kernel range: {info.kernel_range or '-'}")
+    print(f"  requires:     {', '.join(info.requires) or '-'}")
+    for kind, names in sorted(info.contributes.items()):
+        print(f"  {kind}: {', '.join(names)}")
+    for problem in info.problems:
+        print(f"  problem [{problem.code}]: {problem.message}\n    fix: {problem.fix}")
+
+
+@app.command("check")
+def check(as_json: JsonFlag = False) -> None:
+    """Report every incompatibility with a one-line fix; exit 1 when there is any."""
+    problems = get_host().load().problems()
+    if as_json:
+        print_json({"ok": not problems, "problems": [p.to_dict() for p in problems]})
+    elif not problems:
+        print("All plugins are compatible.")
+    else:
+        for p in problems:
+            print(f"{p.plugin}: [{p.code}] {p.message}\n  fix: {p.fix}")
+        print(f"\n{len(problems)} problem(s).")
+    raise typer.Exit(1 if problems else 0)
+
+
+def installer() -> tuple[str, list[str]]:
+    """(tool, command prefix) of this environment's own installer: uv when uv made it, else pip."""
+    cfg = Path(sys.prefix) / "pyvenv.cfg"
+    made_by_uv = cfg.exists() and "uv =" in cfg.read_text()
+    uv = shutil.which("uv")
+    if made_by_uv and uv:
+        return "uv", [uv, "pip"]
+    if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode == 0:
+        return "pip", [sys.executable, "-m", "pip"]
+    if uv:
+        return "uv", [uv, "pip"]
+    fail(f"neither pip nor uv can install into {sys.prefix}: run `{sys.executable} -m ensurepip` or install uv")
+    raise AssertionError("unreachable")
+
+
+def _run_installer(verb: str, args: list[str]) -> None:
+    tool, prefix = installer()
+    extra = ["--python", sys.executable] if tool == "uv" else (["-y"] if verb == "uninstall" else [])
+    command = [*prefix, verb, *extra, *args]
+    print("$ " + " ".join(command), file=sys.stderr)
+    result = subprocess.run(command)
+    if result.returncode != 0:
+        fail(f"{verb} failed (exit {result.returncode}); nothing else was changed", result.returncode)
+
+
+def _check_after() -> int:
+    """Check in a fresh process: this one has the old metadata cached."""
+    return subprocess.run([sys.executable, "-m", "agentenv", "plugin", "check"]).returncode
+
+
+@app.command("add")
+def add(
+    specs: Annotated[list[str], typer.Argument(help="Requirement specs, e.g. 'agentenv-slack>=0.1,<0.2' or a path.")],
+    upgrade: Annotated[bool, typer.Option("--upgrade", "-U", help="Upgrade if already installed.")] = False,
+) -> None:
+    """Install plugins with this environment's installer, then run `plugin check`."""
+    for spec in specs:
+        if not (os.path.exists(spec) or "://" in spec):
+            try:
+                Requirement(spec)
+            except InvalidRequirement as exc:
+                fail(f"{spec!r} is not a requirement spec ({exc}); quote it, e.g. 'agentenv-slack>=0.1,<0.2'")
+    _run_installer("install", (["--upgrade"] if upgrade else []) + specs)
+    raise typer.Exit(_check_after())
+
+
+def dependents(host: PluginHost, dist: str) -> list[str]:
+    """Installed plugin distributions that declare a requirement on `dist`."""
+    target = canonicalize_name(dist)
+    found = set()
+    for info in host.infos:
+        for raw in info.requires:
+            try:
+                if canonicalize_name(Requirement(raw).name) == target and canonicalize_name(info.dist) != target:
+                    found.add(info.dist)
+            except InvalidRequirement:
+                continue
+    return sorted(found)
+
+
+@app.command("remove")
+def remove(
+    name: Annotated[str, typer.Argument(help="Plugin or distribution name.")],
+    force: Annotated[bool, typer.Option("--force", help="Remove even if other plugins require it.")] = False,
+) -> None:
+    """Uninstall a plugin distribution; refuses while another installed plugin requires it."""
+    host = get_host()
+    info = host.find(name)
+    if info is None:
+        fail(f"no plugin or distribution named {name!r}; see `agentenv plugin list`")
+        return
+    if canonicalize_name(info.dist) == "agentenv-kernel":
+        fail("agentenv-kernel is not a plugin; uninstall it with your installer if you mean to")
+    needed_by = dependents(host, info.dist)
+    if needed_by and not force:
+        fail(f"{info.dist} is required by {', '.join(needed_by)}; remove those first or pass --force")
+    _run_installer("uninstall", [info.dist])
+    raise typer.Exit(_check_after())

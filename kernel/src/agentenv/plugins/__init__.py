@@ -1,0 +1,1 @@
+"""Plugin discovery, compatibility checks and loading."""

@@ -1,0 +1,78 @@
+"""Check a plugin's declared requirements against what is installed, before importing it."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from agentenv.plugins import problems as codes
+from agentenv.plugins.discovery import PluginInfo
+from agentenv.plugins.problems import Problem
+
+
+@cache
+def installed_version(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def requirement_problems(info: PluginInfo) -> list[Problem]:
+    """One problem per requirement that is missing or out of range (extras-only requirements ignored)."""
+    found: list[Problem] = []
+    for raw in info.requires:
+        try:
+            req = Requirement(raw)
+        except InvalidRequirement as exc:
+            found.append(
+                Problem(
+                    info.name,
+                    codes.MISSING_REQUIREMENT,
+                    f"unreadable requirement {raw!r}: {exc}",
+                    f"reinstall {info.dist}: pip install --force-reinstall {info.dist}",
+                )
+            )
+            continue
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        problem = _check(info, req)
+        if problem:
+            found.append(problem)
+    return found
+
+
+def _check(info: PluginInfo, req: Requirement) -> Problem | None:
+    have = installed_version(req.name)
+    spec = str(req.specifier)
+    if have is None:
+        return Problem(
+            info.name,
+            codes.MISSING_REQUIREMENT,
+            f"{info.dist} {info.version} requires {req.name}{spec}, which is not installed",
+            f"agentenv plugin add '{req.name}{spec}'",
+        )
+    try:
+        ok = req.specifier.contains(Version(have), prereleases=True)
+    except InvalidVersion:
+        ok = False
+    if ok:
+        return None
+    if canonicalize_name(req.name) == "agentenv-kernel":
+        return Problem(
+            info.name,
+            codes.KERNEL_RANGE,
+            f"{info.dist} {info.version} requires agentenv-kernel{spec}, but agentenv-kernel {have} is installed",
+            f"pip install '{req.name}{spec}', or install a release of {info.dist} made for "
+            f"agentenv-kernel {have}: agentenv plugin add --upgrade {info.dist}",
+        )
+    return Problem(
+        info.name,
+        codes.REQUIREMENT_RANGE,
+        f"{info.dist} {info.version} requires {req.name}{spec}, but {req.name} {have} is installed",
+        f"agentenv plugin add '{req.name}{spec}'",
+    )

@@ -1,0 +1,81 @@
+"""Find plugins from installed metadata alone: no plugin module is imported here.
+
+A plugin is an entry point in the `agentenv.plugins` group; its distribution's metadata says which
+kernel range and sibling plugins it needs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from agentenv.plugins.problems import Problem
+
+GROUP = "agentenv.plugins"
+ALLOW_VAR = "AGENTENV_PLUGINS"
+DENY_VAR = "AGENTENV_DISABLE_PLUGINS"
+
+
+@dataclass
+class PluginInfo:
+    """One plugin as the kernel knows it. `status`: ok, disabled, incompatible, failed, skipped."""
+
+    name: str
+    dist: str
+    version: str
+    module: str
+    requires: list[str]
+    status: str = "ok"
+    problems: list[Problem] = field(default_factory=list)
+    contributes: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def kernel_range(self) -> str:
+        for raw in self.requires:
+            text = raw.replace(" ", "")
+            if text.startswith(("agentenv-kernel", "agentenv_kernel")):
+                return text[len("agentenv-kernel") :].split(";")[0] or "any"
+        return ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "distribution": self.dist,
+            "version": self.version,
+            "module": self.module,
+            "kernel_range": self.kernel_range,
+            "requires": self.requires,
+            "status": self.status,
+            "contributes": self.contributes,
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+
+def _names(value: str | None) -> set[str]:
+    return {part.strip() for part in (value or "").split(",") if part.strip()}
+
+
+def discover(environ: Mapping[str, str] | None = None) -> list[PluginInfo]:
+    """Every plugin entry point, sorted so the kernel's own comes first and the rest by distribution."""
+    environ = os.environ if environ is None else environ
+    allow, deny = _names(environ.get(ALLOW_VAR)), _names(environ.get(DENY_VAR))
+    found: list[PluginInfo] = []
+    for ep in entry_points(group=GROUP):
+        info = _info(ep)
+        keys = {info.name, info.dist}
+        if (allow and not keys & allow and info.dist != "agentenv-kernel") or keys & deny:
+            info.status = "disabled"
+        found.append(info)
+    found.sort(key=lambda i: (i.dist != "agentenv-kernel", i.dist, i.name))
+    return found
+
+
+def _info(ep: EntryPoint) -> PluginInfo:
+    dist = ep.dist
+    name = dist.metadata["Name"] if dist is not None else "(unknown distribution)"
+    version = dist.version if dist is not None else "0"
+    requires = list(dist.requires or []) if dist is not None else []
+    return PluginInfo(name=ep.name, dist=name, version=version, module=ep.value, requires=requires)

@@ -1,0 +1,263 @@
+"""Load plugins lazily, validate what they register, and keep typed registries.
+
+Discovery and requirement checks use metadata only. Plugin modules are imported on the first call that
+needs a registry, and only the registration hooks of the asked-for kinds are called, so `agentenv --help`
+imports the plugin modules but none of the classes (or SDKs) behind them.
+
+A plugin that fails anywhere (import, hook validation, a bad or duplicate contribution) is skipped as a
+whole, with the reason recorded; every other plugin keeps working.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import types
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+from agentenv import hookspecs
+from agentenv.plugins import problems as codes
+from agentenv.plugins.compat import requirement_problems
+from agentenv.plugins.discovery import DENY_VAR, PluginInfo, discover
+from agentenv.plugins.problems import Problem
+
+ALL_KINDS = frozenset(hookspecs.REGISTRATION_HOOKS.values())
+KIND_TO_HOOK = {kind: hook for hook, kind in hookspecs.REGISTRATION_HOOKS.items()}
+SPEC_NAMES = frozenset(name for name in vars(hookspecs.AgentenvSpecs) if name.startswith("agentenv_"))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered contribution and the plugin that gave it."""
+
+    name: str
+    obj: Any
+    plugin: str
+    dist: str
+
+
+class PluginHost:
+    """The kernel's view of installed plugins. Create one per process (see `get_host`)."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None, infos: list[PluginInfo] | None = None) -> None:
+        self.environ = os.environ if environ is None else environ
+        self.infos = discover(self.environ) if infos is None else infos
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs.AgentenvSpecs)
+        self._modules: dict[str, types.ModuleType] = {}
+        self._imported = False
+        self._loaded_kinds: set[str] = set()
+        self.registries: dict[str, dict[str, Entry]] = {kind: {} for kind in ALL_KINDS}
+        for info in self.infos:
+            if info.status == "ok":
+                info.problems.extend(requirement_problems(info))
+                if info.problems:
+                    info.status = "incompatible"
+
+    # ---- loading -----------------------------------------------------------------------------------
+    def load(self, kinds: Iterable[str] | None = None) -> PluginHost:
+        """Import compatible plugins (once) and fill the registries of `kinds` (default: all)."""
+        wanted = set(ALL_KINDS if kinds is None else kinds) - self._loaded_kinds
+        if not self._imported:
+            self._imported = True
+            for info in self.active():
+                self._import(info)
+        for kind in sorted(wanted):
+            self._collect(kind)
+            self._loaded_kinds.add(kind)
+        return self
+
+    def active(self) -> list[PluginInfo]:
+        return [info for info in self.infos if info.status == "ok"]
+
+    def _fail(self, info: PluginInfo, status: str, problem: Problem) -> None:
+        info.status = status
+        info.problems.append(problem)
+        module = self._modules.pop(info.name, None)
+        if module is not None and self.pm.is_registered(module):
+            self.pm.unregister(module)
+        for registry in self.registries.values():
+            for key in [k for k, entry in registry.items() if entry.plugin == info.name]:
+                del registry[key]
+
+    def _import(self, info: PluginInfo) -> None:
+        disable = f"or disable it: {DENY_VAR}={info.name}"
+        if info.name in self._modules:
+            other = next(i for i in self.infos if i.name == info.name and i is not info)
+            self._fail(
+                info,
+                "skipped",
+                Problem(
+                    info.name,
+                    codes.DUPLICATE_NAME,
+                    f"plugin name {info.name!r} is declared by both {other.dist} and {info.dist}",
+                    f"agentenv plugin remove {info.dist}, {disable}",
+                ),
+            )
+            return
+        try:
+            module = importlib.import_module(info.module)
+        except Exception as exc:  # any error in third-party code must not take the CLI down
+            self._fail(
+                info,
+                "failed",
+                Problem(
+                    info.name,
+                    codes.IMPORT_FAILED,
+                    f"importing {info.module} ({info.dist} {info.version}) failed: {type(exc).__name__}: {exc}",
+                    f"pip install --force-reinstall {info.dist}, {disable}",
+                ),
+            )
+            return
+        hook_problem = self._hook_problem(module)
+        if hook_problem:
+            self._fail(
+                info,
+                "failed",
+                Problem(info.name, codes.INVALID_HOOK, hook_problem[0], f"{hook_problem[1]}, {disable}"),
+            )
+            return
+        try:
+            self.pm.register(module, name=info.name)
+        except pluggy.PluginValidationError as exc:
+            self._fail(
+                info,
+                "failed",
+                Problem(
+                    info.name,
+                    codes.INVALID_HOOK,
+                    f"{info.module}: {exc}",
+                    f"match the hook's arguments in agentenv.hookspecs, {disable}",
+                ),
+            )
+            return
+        self._modules[info.name] = module
+
+    @staticmethod
+    def _hook_problem(module: types.ModuleType) -> tuple[str, str] | None:
+        """A function that looks like a hook but names none (a typo would otherwise be silently ignored)."""
+        for attr, value in vars(module).items():
+            if not callable(value):
+                continue
+            marked = getattr(value, f"{hookspecs.PROJECT}_impl", None) is not None
+            if not (marked or attr.startswith("agentenv_")):
+                continue
+            spec_name = (getattr(value, f"{hookspecs.PROJECT}_impl", None) or {}).get("specname") or attr
+            if spec_name not in SPEC_NAMES:
+                close = difflib.get_close_matches(spec_name, SPEC_NAMES, n=1)
+                hint = f"rename it to {close[0]}" if close else "rename it to a hook of agentenv.hookspecs"
+                return f"{module.__name__}.{attr} is not a hook of agentenv.hookspecs", hint
+        return None
+
+    def _collect(self, kind: str) -> None:
+        hook_name = KIND_TO_HOOK[kind]
+        caller = getattr(self.pm.hook, hook_name)
+        registry = self.registries[kind]
+        for info in self.active():
+            module = self._modules.get(info.name)
+            if module is None:
+                continue
+            for impl in caller.get_hookimpls():
+                if impl.plugin is not module:
+                    continue
+                try:
+                    items = list(impl.function() or [])
+                except Exception as exc:
+                    self._fail(
+                        info,
+                        "failed",
+                        Problem(
+                            info.name,
+                            codes.HOOK_FAILED,
+                            f"{hook_name} of {info.dist} raised {type(exc).__name__}: {exc}",
+                            f"pip install --force-reinstall {info.dist}, or disable it: {DENY_VAR}={info.name}",
+                        ),
+                    )
+                    break
+                if not self._register_items(info, kind, items, registry):
+                    break
+
+    def _register_items(self, info: PluginInfo, kind: str, items: list[Any], registry: dict[str, Entry]) -> bool:
+        from agentenv.plugins.validate import validate_contribution  # imports base classes lazily
+
+        staged: list[Entry] = []
+        for item in items:
+            key, problem = validate_contribution(kind, item)
+            if problem:
+                self._fail(
+                    info,
+                    "failed",
+                    Problem(
+                        info.name,
+                        codes.INVALID_CONTRIBUTION,
+                        f"{info.dist}: {problem}",
+                        f"fix or upgrade {info.dist}, or disable it: {DENY_VAR}={info.name}",
+                    ),
+                )
+                return False
+            taken = registry.get(key) or next((e for e in staged if e.name == key), None)
+            if taken:
+                self._fail(
+                    info,
+                    "skipped",
+                    Problem(
+                        info.name,
+                        codes.DUPLICATE_NAME,
+                        f"{kind[:-1].replace('_', ' ')} {key!r} from {info.dist} is already registered by "
+                        f"{taken.dist} (plugin {taken.plugin}); {info.name} was skipped",
+                        f"agentenv plugin remove {info.dist}, or disable one: {DENY_VAR}={info.name}",
+                    ),
+                )
+                return False
+            staged.append(Entry(key, item, info.name, info.dist))
+        for entry in staged:
+            registry[entry.name] = entry
+        info.contributes.setdefault(kind, []).extend(e.name for e in staged)
+        return True
+
+    # ---- access ------------------------------------------------------------------------------------
+    def registry(self, kind: str) -> dict[str, Entry]:
+        self.load([kind])
+        return self.registries[kind]
+
+    def get(self, kind: str, name: str) -> Any:
+        """The contribution `name` of `kind`, or a LookupError listing what is installed."""
+        registry = self.registry(kind)
+        if name in registry:
+            return registry[name].obj
+        label = kind[:-1].replace("_", " ")
+        known = ", ".join(sorted(registry)) or "none installed"
+        raise LookupError(f"no {label} named {name!r} (installed: {known}); see `agentenv plugin list`")
+
+    def problems(self) -> list[Problem]:
+        return [problem for info in self.infos for problem in info.problems]
+
+    def find(self, name: str) -> PluginInfo | None:
+        return next((i for i in self.infos if name in (i.name, i.dist)), None)
+
+    def notify(self, hook: str, **kwargs: Any) -> None:
+        """Call an observer hook (`run_started`, …) on every loaded plugin; failures are not fatal."""
+        self.load()
+        getattr(self.pm.hook, f"agentenv_{hook}")(**kwargs)
+
+
+_HOST: PluginHost | None = None
+
+
+def get_host() -> PluginHost:
+    """The process-wide host (discovery runs once)."""
+    global _HOST
+    if _HOST is None:
+        _HOST = PluginHost()
+    return _HOST
+
+
+def reset_host() -> None:
+    """Forget the process-wide host (tests that install or disable plugins)."""
+    global _HOST
+    _HOST = None

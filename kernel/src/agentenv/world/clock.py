@@ -1,0 +1,101 @@
+"""The virtual clock every app and the agent share.
+
+Modes: `scaled` (virtual time runs at `rate` × real time), `frozen` (time moves only when told) and
+`event` (like frozen, but the world jumps straight to the next scheduled trigger when asked to idle, so a
+simulated week takes milliseconds). UTC inside; `timezone` is for presentation only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+ClockMode = Literal["scaled", "frozen", "event"]
+MAX_RATE = 1_000_000.0
+
+
+def parse_time(value: str | datetime, *, field: str = "start") -> datetime:
+    """An aware UTC datetime from ISO 8601 text; naive times are taken as UTC."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise ValueError(f"{field}: {value!r} is not an ISO 8601 time (e.g. 2026-03-02T09:00:00Z)") from exc
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class VirtualClock:
+    """Unarmed, it reads real UTC time. `set()` arms it; armed, it reads virtual time."""
+
+    def __init__(self, real: Callable[[], float] = time.monotonic) -> None:
+        self._real = real
+        self.armed = False
+        self.mode: ClockMode = "frozen"
+        self.rate = 1.0
+        self.timezone = "UTC"
+        self._base = datetime(1970, 1, 1, tzinfo=UTC)
+        self._real_base = 0.0
+
+    def set(
+        self,
+        start: str | datetime | None = None,
+        *,
+        mode: ClockMode | None = None,
+        rate: float | None = None,
+        timezone: str | None = None,
+    ) -> None:
+        """Arm the clock. Omitted fields keep their value (start defaults to the current reading)."""
+        if rate is not None and not 0 < rate <= MAX_RATE:
+            raise ValueError(f"rate: {rate} must be > 0 and ≤ {MAX_RATE:,.0f} virtual seconds per real second")
+        if timezone is not None:
+            try:
+                ZoneInfo(timezone)
+            except (ZoneInfoNotFoundError, ValueError) as exc:
+                raise ValueError(f"timezone: {timezone!r} is not an IANA time zone (e.g. Europe/Berlin)") from exc
+            self.timezone = timezone
+        base = parse_time(start) if start is not None else self.now()
+        self.mode = mode or self.mode
+        self.rate = rate if rate is not None else self.rate
+        self._base, self._real_base, self.armed = base, self._real(), True
+
+    def clear(self) -> None:
+        """Disarm: back to real time."""
+        self.armed = False
+
+    def now(self) -> datetime:
+        if not self.armed:
+            return datetime.now(UTC)
+        if self.mode == "scaled":
+            return self._base + timedelta(seconds=(self._real() - self._real_base) * self.rate)
+        return self._base
+
+    def advance_to(self, when: datetime) -> None:
+        """Move virtual time forward to `when` (never backwards)."""
+        if not self.armed:
+            raise RuntimeError("the clock is not armed: set it first (sync_env_clock or clock.set)")
+        current = self.now()
+        if when > current:
+            self._base, self._real_base = when, self._real()
+        elif self.mode == "scaled":
+            self._base, self._real_base = current, self._real()
+
+    def local(self, when: datetime | None = None) -> datetime:
+        return (when or self.now()).astimezone(ZoneInfo(self.timezone))
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "armed": self.armed,
+            "mode": self.mode,
+            "rate": self.rate,
+            "timezone": self.timezone,
+            "now": self.now().isoformat(),
+        }
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        if state["armed"]:
+            self.set(state["now"], mode=state["mode"], rate=state["rate"], timezone=state["timezone"])
+        else:
+            self.armed = False
