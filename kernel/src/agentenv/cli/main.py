@@ -22,6 +22,9 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "env": ("List installed envs and print Environment Cards.", "agentenv.cli.env_cmd:app"),
     "plugin": ("List, inspect, check, add and remove plugins.", "agentenv.cli.plugin_cmd:app"),
+    "run": ("Run a bundle's tasks or a task file, and grade them.", "agentenv.cli.run_cmd:app"),
+    "runs": ("List stored runs, show one, print its trajectory.", "agentenv.cli.runs_cmd:app"),
+    "task": ("Task file tools (the JSON Schema for editors).", "agentenv.cli.run_cmd:task_app"),
 }
 ABOUT = "Build simulated worlds for AI agents once; host many tasks and any agent in them."
 

@@ -13,7 +13,7 @@ from agentenv.contracts.sandbox import (
     SandboxSpec,
     SpecRefused,
 )
-from agentenv.contracts.step import Step, StepContext
+from agentenv.contracts.step import Step, StepContext, StepFailed
 from agentenv.contracts.store import (
     DocumentStore,
     ImageStore,
@@ -45,6 +45,7 @@ __all__ = [
     "SpecRefused",
     "Step",
     "StepContext",
+    "StepFailed",
     "StoreBackend",
     "StoreKind",
     "ToolAccess",

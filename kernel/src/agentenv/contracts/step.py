@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Protocol
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel
 
 from agentenv.contracts.base import Contribution
+
+if TYPE_CHECKING:
+    from agentenv.config import Config
+    from agentenv.contracts.store import ObjectStore
+    from agentenv.plugins.host import PluginHost
 
 
 class StepContext(Protocol):
@@ -15,15 +22,45 @@ class StepContext(Protocol):
 
     run_id: str
     seed: int
+    task_name: str
+    task_file: Path
+    bundle_dir: Path | None
     outputs: dict[str, dict[str, Any]]
-    resources: dict[str, Any]
+    config: Config
+    host: PluginHost
+    objects: ObjectStore
+
+    def resource(self, step_id: str) -> Any:
+        """The object an earlier step created (a World, an agent, a sandbox), or a clear error."""
+        ...
+
+    def add_resource(self, step_id: str, obj: Any, teardown: Callable[[], Any] | None = None) -> None:
+        """Keep `obj` for later steps; `teardown` runs when the run ends, fails or is cancelled."""
+        ...
+
+    def resolve_path(self, relative: str) -> Path:
+        """A path from a task file, relative to the bundle (or the task file's folder)."""
+        ...
+
+    def log(self, message: str) -> None:
+        """A progress line for the person watching the run."""
+        ...
+
+
+class StepFailed(Exception):
+    """A step could not do its job; the message says why and what to change."""
 
 
 class Step(Contribution, ABC):
-    """A step type. `Settings` is the model of its fields in a task file (beyond id/type/depends_on)."""
+    """A step type. `Settings` is the model of its fields in a task file (beyond the common ones)."""
 
-    def preflight(self, settings: BaseModel) -> list[str]:
-        """Problems found before the task starts (field → message); empty when fine."""
+    verifier: ClassVar[bool] = False
+    """Verifier steps return `score` (0..1) and `rows`; the task's score comes from them."""
+    creates_resources: ClassVar[bool] = False
+    """Steps that deploy something are re-run when a stored run is resumed."""
+
+    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
+        """Problems found before the task starts, as (field, message); `step_ids` are the task's steps."""
         return []
 
     @abstractmethod

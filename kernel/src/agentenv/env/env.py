@@ -89,7 +89,7 @@ class Env(Contribution):
                 return None, exc.to_dict()
         return self.atomic(tool_name, method, **kwargs)
 
-    def atomic(self, label: str, func: Callable[..., Any], **kwargs: Any) -> tuple[Any, dict[str, Any] | None]:
+    def atomic(self, label: str, func: Callable[..., Any], /, **kwargs: Any) -> tuple[Any, dict[str, Any] | None]:
         """Run `func` in a savepoint: (result, None), or (None, error) with every change rolled back."""
         self.db.execute("SAVEPOINT tool_call")
         try:
@@ -112,10 +112,19 @@ class Env(Contribution):
 
     # ---- state -------------------------------------------------------------------------------------
     def snapshot(self) -> bytes:
-        return self.db.serialize()
+        """The state as bytes. Unchanged state (same `total_changes`) returns the cached bytes: forking a
+        template world thousands of times then costs one copy each, not two."""
+        changes = self.db.total_changes
+        cached = self.__dict__.get("_snapshot_cache")
+        if cached is not None and cached[0] == changes:
+            return cached[1]  # type: ignore[no-any-return]
+        data = self.db.serialize()
+        self._snapshot_cache = (changes, data)
+        return data
 
     def restore(self, data: bytes) -> None:
         self.db.deserialize(data)
+        self._snapshot_cache = (self.db.total_changes, data)
 
     def reset(self) -> None:
         """Back to the state right after the last artifact load (or empty)."""
@@ -127,7 +136,9 @@ class Env(Contribution):
         clone.__dict__.update(self.__dict__)
         clone.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         clone.db.row_factory = sqlite3.Row
-        clone.db.deserialize(self.db.serialize())
+        data = self.snapshot()
+        clone.db.deserialize(data)
+        clone._snapshot_cache = (clone.db.total_changes, data)
         clone.loaded = list(self.loaded)
         return clone
 
@@ -191,10 +202,15 @@ class Env(Contribution):
             raise ArtifactError(f"{source}: data.{table}: {type(exc).__name__}: {exc}") from exc
 
     def table_names(self) -> list[str]:
+        """Data tables in creation order; virtual tables (full-text indexes) and their shadow tables are
+        derived data, rebuilt by the env's own triggers, so they are neither exported nor loaded."""
         rows = self.db.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
-        )
-        return [row[0] for row in rows]
+            "SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+        ).fetchall()
+        virtual = [name for name, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
+        return [
+            name for name, _ in rows if name not in virtual and not name.startswith(tuple(f"{v}_" for v in virtual))
+        ]
 
     def export(self) -> dict[str, list[dict[str, Any]]]:
         """Every table's rows in insertion order: what `load` takes back."""

@@ -11,7 +11,7 @@ import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -67,8 +67,16 @@ def tool_input_schema(model: type[BaseModel]) -> dict[str, Any]:
     return _SCHEMA_CACHE[model]
 
 
-def tool(fn: F | None = None, *, name: str | None = None, read_only: bool = False) -> Any:
-    """Mark an `Env` method as a tool. `read_only=True` documents that it changes nothing."""
+@overload
+def tool(fn: F, *, name: str | None = None, read_only: bool = False) -> F: ...
+
+
+@overload
+def tool(fn: None = None, *, name: str | None = None, read_only: bool = False) -> Callable[[F], F]: ...
+
+
+def tool(fn: F | None = None, *, name: str | None = None, read_only: bool = False) -> F | Callable[[F], F]:
+    """Mark an `Env` method as a tool. `read_only=True` says it changes nothing (no savepoint needed)."""
 
     def mark(func: F) -> F:
         setattr(func, TOOL_MARK, {"name": name or func.__name__, "read_only": read_only})

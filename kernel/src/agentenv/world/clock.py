@@ -91,7 +91,7 @@ class VirtualClock:
             "mode": self.mode,
             "rate": self.rate,
             "timezone": self.timezone,
-            "now": self.now().isoformat(),
+            "now": self.now().isoformat() if self.armed else None,
         }
 
     def load_state(self, state: dict[str, Any]) -> None:

@@ -1,0 +1,232 @@
+"""`agentenv run`: run a bundle's tasks (or one task file) and grade them; `agentenv task schema`."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from agentenv.cli.output import fail, print_json, print_table
+from agentenv.config import ConfigError, load_config
+from agentenv.engine.bundle import Bundle, find_bundle
+from agentenv.engine.engine import StepRecord
+from agentenv.engine.runner import TaskRunner
+from agentenv.engine.task import TaskError, TaskFile, read_task, task_json_schema
+from agentenv.plugins.host import get_host
+
+app = typer.Typer(add_completion=False)
+task_app = typer.Typer(help="Task file tools.", no_args_is_help=True, add_completion=False)
+
+
+def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile]]:
+    path = Path(target)
+    if path.is_file():
+        return None, [read_task(path)]
+    bundle = find_bundle(target, get_host())
+    problems = bundle.requirement_problems()
+    if problems:
+        raise TaskError("\n".join(problems))
+    files = bundle.task_files()
+    wanted = names or bundle.default_tasks or list(files)
+    tasks = []
+    for name in wanted:
+        if name not in files:
+            by_name = [p for p in files.values() if read_task(p).name == name]
+            if not by_name:
+                raise TaskError(f"bundle {bundle.name!r} has no task {name!r} (tasks: {', '.join(files) or 'none'})")
+            files[name] = by_name[0]
+        tasks.append(read_task(files[name]))
+    return bundle, tasks
+
+
+def _list_bundles() -> None:
+    host = get_host()
+    bundles = host.registry("bundles")
+    if not bundles:
+        print("No bundles installed. Add some: agentenv plugin add agentenv-steps")
+        return
+    print_table(
+        ("BUNDLE", "DISTRIBUTION", "DESCRIPTION"),
+        [(name, e.dist, e.obj.description) for name, e in sorted(bundles.items())],
+    )
+    print("\nRun one: agentenv run NAME  (or a bundle folder, or a task file)")
+
+
+class Progress:
+    """Plain progress lines on stderr (one per step for single runs, a line per 10% for many rollouts)."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.total, self.quiet, self.done, self.started = total, quiet, 0, time.perf_counter()
+
+    def step(self, task: str, event: str, record: StepRecord) -> None:
+        if self.quiet or self.total > 1 or event == "started":
+            return
+        took = f" ({record.duration_ms:.1f} ms)" if record.duration_ms is not None else ""
+        error = f": {record.error}" if record.error else ""
+        print(f"[{task}] {record.id} ({record.type}) {event}{took}{error}", file=sys.stderr)
+
+    def finished(self, summary: dict[str, Any]) -> None:
+        self.done += 1
+        if self.quiet:
+            return
+        if self.total == 1 or self.done % max(1, self.total // 10) == 0 or self.done == self.total:
+            rate = self.done / max(time.perf_counter() - self.started, 1e-9)
+            score = "-" if summary["score"] is None else f"{summary['score']:.2f}"
+            print(
+                f"[{summary['name']}] {self.done}/{self.total} {summary['status']} score={score} ({rate:.0f} runs/s)",
+                file=sys.stderr,
+            )
+
+
+async def _run_all(
+    runner: TaskRunner,
+    bundle: Bundle | None,
+    tasks: list[TaskFile],
+    *,
+    seed: int | None,
+    k: int,
+    overrides: dict[str, Any],
+    keep: bool,
+    resume: dict[str, Any] | None,
+    progress: Progress,
+) -> list[dict[str, Any]]:
+    results = []
+    for task in tasks:
+        base = seed if seed is not None else (task.seed if task.seed is not None else runner.config.get("run.seed", 0))
+
+        def on_step(event: str, step: StepRecord, name: str = task.name) -> None:
+            progress.step(name, event, step)
+
+        for rollout in range(k):
+            record = await runner.run(
+                task,
+                seed=int(base) + rollout,
+                bundle=bundle.name if bundle else None,
+                bundle_dir=bundle.path if bundle else None,
+                overrides=overrides,
+                keep=keep,
+                resume=resume,
+                on_step=on_step,
+            )
+            summary = {
+                "name": task.name,
+                "status": record["status"],
+                "passed": record["passed"],
+                "score": record["score"],
+                "trajectory_digest": record["trajectory_digest"],
+                "run_id": record["id"],
+                "seed": record["seed"],
+            }
+            progress.finished(summary)
+            results.append(summary)
+    return results
+
+
+def _run_cancellable(coro: Any) -> tuple[Any, int]:
+    """Run with Ctrl-C and SIGTERM cancelling the run (which tears down and records), then 130/143."""
+    received: list[int] = []
+
+    async def main() -> Any:
+        job = asyncio.ensure_future(coro)
+        loop = asyncio.get_running_loop()
+
+        def stop(signum: int) -> None:
+            received.append(signum)
+            job.cancel()
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop, signum)
+        try:
+            return await job
+        except asyncio.CancelledError:
+            return None
+
+    result = asyncio.run(main())
+    return result, (128 + received[0] if received else 0)
+
+
+@app.command()
+def run(
+    target: Annotated[str | None, typer.Argument(help="Bundle name, bundle folder or task file.")] = None,
+    task: Annotated[list[str], typer.Option("--task", "-t", help="Task name in the bundle (repeatable).")] = [],  # noqa: B006
+    agent: Annotated[str | None, typer.Option(help="Agent: a bundle agent file name or an agent kind.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model for llm agents and judges.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed (rollout i uses seed + i).")] = None,
+    k: Annotated[int, typer.Option("-k", min=1, help="Rollouts per task.")] = 1,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Check everything, run nothing.")] = False,
+    keep: Annotated[bool, typer.Option("--keep", help="Keep worlds and sandboxes; save world snapshots.")] = False,
+    resume: Annotated[str | None, typer.Option(help="Resume a stored run that did not finish.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+) -> None:
+    """Run tasks and grade them; exit 0 only when every selected task passed. No argument: list bundles."""
+    if target is None and resume is None:
+        _list_bundles()
+        return
+    host = get_host()
+    try:
+        config = load_config()
+        runner = TaskRunner(host, config)
+        stored = runner.records.get(resume) if resume else None
+        if stored:
+            bundle, tasks = _select(stored.get("bundle") or stored["task_file"], [stored["task"]])
+            seed = stored["seed"]
+        else:
+            bundle, tasks = _select(target or "", task)
+        for selected in tasks:
+            runner.prepare(selected)
+    except (TaskError, ConfigError, LookupError) as exc:
+        fail(str(exc), 2)
+        return
+    if dry_run:
+        for selected in tasks:
+            print(f"{selected.name}: {len(selected.steps)} steps ok ({', '.join(s.type for s in selected.steps)})")
+        return
+    overrides = {key: value for key, value in (("agent", agent), ("model", model)) if value}
+    progress = Progress(k * len(tasks), quiet=as_json and not sys.stderr.isatty())
+    results, signal_exit = _run_cancellable(
+        _run_all(
+            runner, bundle, tasks, seed=seed, k=k, overrides=overrides, keep=keep, resume=stored, progress=progress
+        )
+    )
+    if signal_exit:
+        print(
+            "cancelled: everything the run started was torn down; the record was kept (agentenv runs list)",
+            file=sys.stderr,
+        )
+        raise typer.Exit(signal_exit)
+    passed = all(r["passed"] for r in results)
+    if as_json:
+        print_json({"passed": passed, "tasks": results})
+    else:
+        rows = [
+            (
+                r["name"],
+                r["status"],
+                "-" if r["score"] is None else f"{r['score']:.2f}",
+                (r["trajectory_digest"] or "-")[:16],
+                r["run_id"],
+            )
+            for r in results[:50]
+        ]
+        print_table(("TASK", "STATUS", "SCORE", "DIGEST", "RUN"), rows)
+        print(f"\n{'PASSED' if passed else 'FAILED'}: {sum(r['passed'] for r in results)}/{len(results)} passed")
+    raise typer.Exit(0 if passed else 1)
+
+
+@task_app.command("schema")
+def schema(output: Annotated[Path | None, typer.Option("-o", help="Write to this file.")] = None) -> None:
+    """The JSON Schema of task files, with every installed step type's fields."""
+    import json
+
+    models = {name: entry.obj.Settings for name, entry in get_host().registry("steps").items()}
+    text = json.dumps(task_json_schema(models), indent=2)
+    if output:
+        output.write_text(text + "\n")
+        print(f"wrote {output}", file=sys.stderr)
+    else:
+        print(text)

@@ -1,0 +1,1 @@
+"""Tasks and runs: task files, bundles, the DAG engine and run records."""

@@ -1,0 +1,205 @@
+"""One task run from start to record: preflight, pins, the DAG, trajectory, teardown, the run record.
+
+Whatever happens (a failed step, Ctrl-C), everything the run started is torn down and everything it
+recorded is kept: the record, the trajectory and, for a run that did not finish, the worlds' state so the
+run can be resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from agentenv.config import Config
+from agentenv.engine.context import RunContext
+from agentenv.engine.engine import Engine, Planned, StepRecord, preflight, score_of
+from agentenv.engine.records import Records
+from agentenv.engine.task import TaskError, TaskFile
+from agentenv.plugins.compat import installed_version
+from agentenv.plugins.host import PluginHost
+
+
+def new_run_id() -> str:
+    return time.strftime("r%Y%m%d-%H%M%S-", time.gmtime()) + os.urandom(3).hex()
+
+
+def check_pins(task: TaskFile) -> None:
+    problems = []
+    for dist, spec in task.pins.plugins.items():
+        have = installed_version(dist)
+        if have is None or not SpecifierSet(spec).contains(Version(have), prereleases=True):
+            found = f"{dist} {have} is installed" if have else f"{dist} is not installed"
+            problems.append(
+                f"{task.path}: field `pins.plugins.{dist}`: the task pins {dist}{spec}, but {found}; "
+                f"fix: agentenv plugin add '{dist}{spec}'"
+            )
+    if problems:
+        raise TaskError("\n".join(problems))
+
+
+def combined_digest(ctx: RunContext) -> str | None:
+    worlds = ctx.worlds()
+    if not worlds:
+        return None
+    if len(worlds) == 1:
+        return next(iter(worlds.values())).trajectory.digest()
+    lines = "".join(f"{key}:{world.trajectory.digest()}\n" for key, world in sorted(worlds.items()))
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+class TaskRunner:
+    """Runs tasks against one host, config and set of stores (reuse it for many rollouts)."""
+
+    def __init__(self, host: PluginHost, config: Config, *, logger: Callable[[str], None] | None = None) -> None:
+        self.host, self.config, self.logger = host, config, logger
+        self.records = Records(config, host)
+        self.plugin_versions = {i.dist: i.version for i in host.infos if i.status == "ok"}
+        self._planned: dict[Path, tuple[TaskFile, dict[str, Planned]]] = {}
+
+    def prepare(self, task: TaskFile) -> dict[str, Planned]:
+        """Pins and preflight, once per task file (rollouts of one task share the plan)."""
+        cached = self._planned.get(task.path)
+        if cached is None or cached[0] is not task:
+            check_pins(task)
+            cached = (task, preflight(task, self.host))
+            self._planned[task.path] = cached
+        return cached[1]
+
+    async def run(
+        self,
+        task: TaskFile,
+        *,
+        seed: int,
+        bundle: str | None = None,
+        bundle_dir: Path | None = None,
+        overrides: dict[str, Any] | None = None,
+        on_step: Callable[[str, StepRecord], None] | None = None,
+        resume: dict[str, Any] | None = None,
+        keep: bool = False,
+    ) -> dict[str, Any]:
+        planned = self.prepare(task)
+        ctx = RunContext(
+            new_run_id(),
+            seed,
+            task.name,
+            task.path,
+            bundle_dir,
+            self.config,
+            self.host,
+            self.records.objects,
+            overrides=dict(overrides or {}),
+            artifact_pins=dict(task.pins.artifacts),
+            logger=self.logger,
+        )
+        record: dict[str, Any] = {
+            "id": ctx.run_id,
+            "task": task.name,
+            "task_file": str(task.path),
+            "bundle": bundle,
+            "seed": seed,
+            "status": "running",
+            "started_at": time.time(),
+            "plugin_versions": self.plugin_versions,
+            "pins": task.pins.model_dump(),
+            "overrides": ctx.overrides,
+            "resumed_from": resume["id"] if resume else None,
+        }
+        self.host.notify("run_started", run=dict(record))
+        skip = self._resumable(resume, planned) if resume else None
+
+        def observe(event: str, step: StepRecord) -> None:
+            if on_step:
+                on_step(event, step)
+            if event in ("started", "succeeded", "failed"):
+                hook = "step_started" if event == "started" else "step_finished"
+                self.host.notify(hook, run_id=ctx.run_id, step=asdict(step))
+
+        engine = Engine(task, planned, ctx, observe, skip)
+        status = "failed"
+        try:
+            if resume:
+                await self._restore_worlds(resume, engine)
+            steps = await engine.run()
+            ok = all(
+                s.status == "succeeded" or (s.status == "failed" and not planned[s.id].decl.fail_task_on_error)
+                for s in steps.values()
+            )
+            status = "succeeded" if ok else "failed"
+        except asyncio.CancelledError:
+            status = "cancelled"
+            raise
+        finally:
+            self._finish(record, ctx, engine, planned, status, keep)
+        return record
+
+    def _finish(
+        self,
+        record: dict[str, Any],
+        ctx: RunContext,
+        engine: Engine,
+        planned: dict[str, Planned],
+        status: str,
+        keep: bool,
+    ) -> None:
+        score = score_of(engine.task, planned, engine.records)
+        passed = status == "succeeded" and (score is None or score >= engine.task.pass_threshold)
+        digest = combined_digest(ctx)
+        for key, world in ctx.worlds().items():
+            trajectory_key = f"runs/{ctx.run_id}/trajectory/{key}.jsonl"
+            self.records.objects.put(trajectory_key, world.trajectory.to_jsonl())
+            record.setdefault("trajectories", {})[key] = trajectory_key
+            if status != "succeeded" or keep:
+                snapshot_key = f"runs/{ctx.run_id}/worlds/{key}.snapshot"
+                self.records.objects.put(snapshot_key, world.snapshot())
+                record.setdefault("world_snapshots", {})[key] = snapshot_key
+        errors = [] if keep else ctx.teardown_all()
+        record.update(
+            status=status,
+            passed=passed,
+            score=score,
+            trajectory_digest=digest,
+            finished_at=time.time(),
+            steps=[asdict(s) for s in engine.records.values()],
+            teardown_errors=errors,
+            verifiers={
+                sid: r.output
+                for sid, r in engine.records.items()
+                if planned[sid].step.verifier and r.status == "succeeded"
+            },
+            kept=[key for key, _ in ctx.teardowns] if keep else [],
+        )
+        self.records.save(record)
+        self.host.notify("run_finished", run=dict(record))
+
+    @staticmethod
+    def _resumable(resume: dict[str, Any], planned: dict[str, Planned]) -> dict[str, StepRecord]:
+        """Steps of the stored run that succeeded and need not run again (deploy steps always re-run)."""
+        done = {}
+        for step in resume.get("steps", []):
+            plan = planned.get(step["id"])
+            if plan and step["status"] == "succeeded" and not plan.step.creates_resources:
+                done[step["id"]] = StepRecord(**step)
+        return done
+
+    async def _restore_worlds(self, resume: dict[str, Any], engine: Engine) -> None:
+        """Re-deploy, then put each world back in the state the stored run left it in."""
+        deploy = [sid for sid, plan in engine.planned.items() if plan.step.creates_resources]
+        for step_id in deploy:
+            plan = engine.planned[step_id]
+            engine.ctx.outputs[step_id] = await plan.step.execute(plan.settings, engine.ctx) or {}
+            engine.records[step_id] = StepRecord(
+                step_id, plan.decl.type, "succeeded", 1, time.time(), 0.0, engine.ctx.outputs[step_id]
+            )
+        for key, object_key in (resume.get("world_snapshots") or {}).items():
+            worlds = engine.ctx.worlds()
+            if key in worlds:
+                worlds[key].restore(self.records.objects.get(object_key))

@@ -1,0 +1,172 @@
+"""Task files: a DAG of steps in TOML or JSON, validated before anything runs.
+
+Common step fields: `id`, `type`, `depends_on` (absent = after every earlier step), `fail_task_on_error`
+(default true) and `retry` (`{from = STEP, times = N}`: on failure, roll the worlds back to just before
+STEP and run again from there, up to N times). Everything else is the step type's own fields.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class TaskError(ValueError):
+    """A task that cannot run; the message names the file, the step id and the field."""
+
+
+class RetrySpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    from_: str = Field(alias="from", description="The earlier step to run again from.")
+    times: int = Field(1, ge=1, le=100, description="How many extra attempts.")
+
+
+class StepDecl(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Unique step id.")
+    type: str = Field(description="The step type (see `agentenv steps list`).")
+    depends_on: list[str] | None = Field(None, description="Step ids this waits for; absent = every earlier step.")
+    fail_task_on_error: bool = Field(True, description="A failure of this step fails the task.")
+    retry: RetrySpec | None = None
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class Pins(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    plugins: dict[str, str] = Field(default_factory=dict, description="Distribution → version range.")
+    artifacts: dict[str, str] = Field(default_factory=dict, description="`env/name` → sha256 (or a prefix).")
+    agent: str | None = None
+
+
+class TaskFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    description: str = ""
+    seed: int | None = None
+    pass_threshold: float = Field(1.0, ge=0, le=1, description="Score needed to pass (graded tasks).")
+    pins: Pins = Field(default_factory=Pins)
+    steps: list[StepDecl] = Field(min_length=1)
+    path: Path = Field(Path("<memory>"), exclude=True)
+
+    def deps(self) -> dict[str, list[str]]:
+        ids = [s.id for s in self.steps]
+        return {s.id: list(s.depends_on) if s.depends_on is not None else ids[:i] for i, s in enumerate(self.steps)}
+
+
+def read_task(path: Path) -> TaskFile:
+    """Parse and structurally validate a task file (step types are checked at preflight)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+    except OSError as exc:
+        raise TaskError(f"{path}: cannot read task file ({exc.strerror})") from exc
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise TaskError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from exc
+    data.pop("$schema", None)
+    try:
+        task = TaskFile.model_validate(data)
+    except ValidationError as exc:
+        raise TaskError("\n".join(_where(path, data, err) for err in exc.errors(include_url=False))) from exc
+    task.path = path
+    check_graph(task)
+    return task
+
+
+def _where(path: Path, data: dict[str, Any], err: Any) -> str:
+    loc = list(err["loc"])
+    if len(loc) >= 2 and loc[0] == "steps" and isinstance(loc[1], int):
+        steps = data.get("steps") or []
+        step_id = steps[loc[1]].get("id", "?") if loc[1] < len(steps) and isinstance(steps[loc[1]], dict) else "?"
+        field = ".".join(str(p) for p in loc[2:]) or "(step)"
+        return f"{path}: step {step_id!r} (steps[{loc[1]}]): field `{field}`: {err['msg']}"
+    return f"{path}: field `{'.'.join(str(p) for p in loc)}`: {err['msg']}"
+
+
+def check_graph(task: TaskFile) -> None:
+    """Unique ids, known dependencies, retry targets that come before the step, no cycles."""
+    problems: list[str] = []
+    ids = [s.id for s in task.steps]
+    seen: set[str] = set()
+    for step in task.steps:
+        if step.id in seen:
+            problems.append(f"step {step.id!r}: field `id`: duplicate step id")
+        seen.add(step.id)
+    deps = task.deps()
+    for step in task.steps:
+        for dep in step.depends_on or []:
+            if dep not in ids:
+                problems.append(f"step {step.id!r}: field `depends_on`: no step {dep!r} (steps: {', '.join(ids)})")
+        if step.retry and step.retry.from_ not in ancestors(deps, step.id) | {step.id}:
+            problems.append(
+                f"step {step.id!r}: field `retry.from`: {step.retry.from_!r} is not this step or one it depends on"
+            )
+    if not problems and (cycle := find_cycle(deps)):
+        problems.append(f"field `depends_on`: steps form a cycle: {' → '.join(cycle)}")
+    if problems:
+        raise TaskError("\n".join(f"{task.path}: {p}" for p in problems))
+
+
+def ancestors(deps: dict[str, list[str]], step_id: str) -> set[str]:
+    found: set[str] = set()
+    stack = list(deps.get(step_id, []))
+    while stack:
+        current = stack.pop()
+        if current not in found:
+            found.add(current)
+            stack.extend(deps.get(current, []))
+    return found
+
+
+def find_cycle(deps: dict[str, list[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for dep in deps.get(node, []):
+            if state.get(dep) == 1:
+                return [*path[path.index(dep) :], dep]
+            if dep not in state and (cycle := visit(dep)):
+                return cycle
+        state[node] = 2
+        path.pop()
+        return None
+
+    for node in deps:
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def task_json_schema(step_models: dict[str, type[BaseModel]]) -> dict[str, Any]:
+    """A JSON Schema for task files, with each installed step type's own fields (for editors)."""
+    schema = TaskFile.model_json_schema(by_alias=True)
+    common = StepDecl.model_json_schema(by_alias=True)
+    variants = []
+    for name, model in sorted(step_models.items()):
+        own = model.model_json_schema(by_alias=True)
+        props = {**own.get("properties", {}), **common["properties"], "type": {"const": name}}
+        variants.append(
+            {
+                "type": "object",
+                "properties": props,
+                "required": ["id", "type", *own.get("required", [])],
+                "additionalProperties": False,
+                "description": model.__doc__ or name,
+            }
+        )
+        schema.setdefault("$defs", {}).update(own.get("$defs", {}))
+    if variants:
+        schema["properties"]["steps"] = {"type": "array", "minItems": 1, "items": {"anyOf": variants}}
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "agentenv task"
+    schema["properties"]["$schema"] = {"type": "string"}
+    return schema

@@ -1,0 +1,1 @@
+"""Conformance kits that plugins subclass in their own tests (`agentenv.testing.stores`, ...)."""

@@ -1,0 +1,148 @@
+"""Filesystem object store: blobs as files under one root folder, keyed by relative `/` paths.
+
+Keys are checked before any path is built, so no key can name a file outside the root. Writes go
+to a temporary file in the target folder and are renamed into place, so a reader (or a crash) never
+sees half an object.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from agentenv.contracts import ObjectStore
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentenv_store_local._files import TMP_PREFIX, as_bytes, atomic_write, resolve_path, typed_settings
+
+_PUT_ATTEMPTS = 5
+
+
+class FilesystemSettings(BaseModel):
+    """Settings of the `filesystem` object store."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    root: str = Field(
+        ".agentenv/data/objects",
+        description="Folder holding the objects; relative paths are taken against the current directory.",
+    )
+
+
+def check_key(key: str) -> list[str]:
+    """The key's segments; ValueError (naming the key) when it could escape the root or is ambiguous."""
+    if not isinstance(key, str):
+        raise TypeError(f"object key must be a string, got {type(key).__name__}")
+    reason = None
+    segments = key.split("/")
+    if not key:
+        reason = "it is empty"
+    elif key.startswith("/"):
+        reason = "it is absolute (starts with '/')"
+    elif "\\" in key:
+        reason = "it contains a backslash"
+    elif "\x00" in key:
+        reason = "it contains a NUL character"
+    elif "" in segments:
+        reason = "it has an empty segment ('//' or a trailing '/')"
+    elif any(s in (".", "..") for s in segments):
+        reason = "it has a '.' or '..' segment"
+    elif any(s.startswith(TMP_PREFIX) for s in segments):
+        reason = f"segments starting with {TMP_PREFIX!r} are reserved for temporary files"
+    if reason:
+        raise ValueError(
+            f"invalid object key {key!r}: {reason}; use a relative path of non-empty '/'-separated "
+            "segments, such as 'runs/42/trajectory.json'"
+        )
+    return segments
+
+
+class FilesystemObjectStore(ObjectStore):
+    """Trajectories, snapshots and other blobs as files under `root`."""
+
+    name = "filesystem"
+    description = "Blobs as files under a local folder, written atomically."
+    Settings = FilesystemSettings
+
+    def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
+        super().__init__(settings)
+        self.root: Path = resolve_path(typed_settings(self.settings, FilesystemSettings).root)
+
+    def path_of(self, key: str) -> Path:
+        """The file that holds `key` (after checking the key)."""
+        return self.root.joinpath(*check_key(key))
+
+    def put(self, key: str, data: bytes) -> None:
+        path = self.path_of(key)
+        payload = as_bytes(data, f"object {key!r}")
+        # A concurrent delete may prune the folder between mkdir and the write; try again then.
+        for attempt in range(_PUT_ATTEMPTS):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(path, payload)
+                return
+            except (FileExistsError, NotADirectoryError, IsADirectoryError) as exc:
+                raise ValueError(self._conflict(key)) from exc
+            except FileNotFoundError:
+                if attempt == _PUT_ATTEMPTS - 1:
+                    raise
+
+    def _conflict(self, key: str) -> str:
+        segments = key.split("/")
+        for i in range(1, len(segments)):
+            prefix = "/".join(segments[:i])
+            if self.root.joinpath(*segments[:i]).is_file():
+                return (
+                    f"cannot store object {key!r}: object {prefix!r} exists, and the filesystem store "
+                    "cannot hold an object and a folder of the same name; delete it or pick another key"
+                )
+        return (
+            f"cannot store object {key!r}: other objects use it as a prefix ({key + '/'!r}), and the "
+            "filesystem store cannot hold an object and a folder of the same name; pick another key"
+        )
+
+    def get(self, key: str) -> bytes:
+        path = self.path_of(key)
+        try:
+            return path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise KeyError(key) from None
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Keys starting with `prefix` (a plain string prefix, as in S3), sorted."""
+        if not isinstance(prefix, str):
+            raise TypeError(f"prefix must be a string, got {type(prefix).__name__}")
+        # Walk only the deepest folder the prefix names, when it is a well-formed key path.
+        folder, _, _ = prefix.rpartition("/")
+        start = self.root
+        if folder:
+            try:
+                start = self.root.joinpath(*check_key(folder))
+            except ValueError:
+                return []  # no valid key can start with a malformed folder
+        keys: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(start):
+            dirnames[:] = [d for d in dirnames if not d.startswith(TMP_PREFIX)]
+            rel = Path(dirpath).relative_to(self.root).as_posix()
+            base = "" if rel == "." else rel + "/"
+            keys.extend(base + f for f in filenames if not f.startswith(TMP_PREFIX))
+        return sorted(k for k in keys if k.startswith(prefix))
+
+    def delete(self, key: str) -> bool:
+        path = self.path_of(key)
+        if not path.is_file():
+            return False
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False  # deleted concurrently
+        # Prune folders left empty so they cannot later clash with an object of the same name.
+        for parent in path.parents:
+            if parent == self.root or self.root not in parent.parents:
+                break
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+        return True
