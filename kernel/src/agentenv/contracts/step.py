@@ -30,6 +30,15 @@ class StepContext(Protocol):
     host: PluginHost
     objects: ObjectStore
 
+    @property
+    def step_id(self) -> str:
+        """The id of the running step."""
+        ...
+
+    def setting(self, dotted: str, default: Any = None) -> Any:
+        """A config value (`model.api_key`, …) with `env:` and `secret:` references resolved."""
+        ...
+
     def resource(self, step_id: str) -> Any:
         """The object an earlier step created (a World, an agent, a sandbox), or a clear error."""
         ...

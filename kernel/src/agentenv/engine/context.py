@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,9 @@ from agentenv.config import Config
 from agentenv.contracts import ObjectStore, StepFailed
 from agentenv.plugins.host import PluginHost
 from agentenv.world.world import World
+
+
+CURRENT_STEP: ContextVar[str] = ContextVar("agentenv_current_step", default="")
 
 
 @dataclass
@@ -33,6 +37,20 @@ class RunContext:
     teardowns: list[tuple[str, Callable[[], Any]]] = field(default_factory=list)
     verbose: bool = False
     logger: Callable[[str], None] | None = None
+
+    @property
+    def step_id(self) -> str:
+        """The id of the step that is running (each concurrent step sees its own)."""
+        return CURRENT_STEP.get()
+
+    def setting(self, dotted: str, default: Any = None) -> Any:
+        """A config value with `env:` and `secret:` references resolved (secrets from the configured store)."""
+        secrets = None
+        if isinstance(self.config.raw(dotted), str) and self.config.raw(dotted).startswith("secret:"):
+            from agentenv.engine.records import open_store
+
+            secrets = open_store("secret", self.config, self.host).get
+        return self.config.get(dotted, default, secrets=secrets)
 
     def resource(self, step_id: str) -> Any:
         if step_id not in self.resources:

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from agentenv.contracts import Step, StepFailed
-from agentenv.engine.context import RunContext
+from agentenv.engine.context import CURRENT_STEP, RunContext
 from agentenv.engine.task import StepDecl, TaskError, TaskFile, ancestors
 from agentenv.plugins.host import PluginHost
 
@@ -27,8 +27,8 @@ STEP_HOMES = {
     "modify_env_tool_access register_env_triggers register_agent_triggers sync_env_clock snapshot_env "
     "snapshot_agent_state collect_artifacts build_mcp_cli run_code",
     "agentenv-verifiers": "rubrics_verifier env_outcome_verifier agent_prompt_response_verifier verify_sandbox "
-    "run_container_unit_tests_verifier aggregate_verifiers",
-    "agentenv-docker": "run_docker_container",
+    "aggregate_verifiers",
+    "agentenv-docker": "run_docker_container run_container_unit_tests_verifier",
 }
 """Where the built-in step types live, to name the fix when one is missing (validators: agentenv-validators)."""
 
@@ -155,8 +155,13 @@ class Engine:
         record = self.records[step_id]
         record.status, record.started, record.attempts = "running", time.time(), record.attempts + 1
         self.on_step("started", record)
+        return asyncio.ensure_future(self._execute(step_id))
+
+    async def _execute(self, step_id: str) -> dict[str, Any]:
+        """Run one step with `ctx.step_id` naming it (a context variable: concurrent steps each see their own)."""
+        CURRENT_STEP.set(step_id)
         plan = self.planned[step_id]
-        return asyncio.ensure_future(plan.step.execute(plan.settings, self.ctx))
+        return await plan.step.execute(plan.settings, self.ctx)
 
     def _finish(self, step_id: str, job: asyncio.Task[dict[str, Any]], running: dict[Any, str]) -> None:
         record = self.records[step_id]

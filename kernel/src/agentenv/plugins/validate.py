@@ -2,31 +2,24 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
-from agentenv.contracts import (
-    AgentKind,
-    BundleRef,
-    CliCommand,
-    Runner,
-    SandboxProvider,
-    Step,
-    StoreBackend,
-    TriggerKind,
-    contribution_problem,
-)
-from agentenv.env import Env
+from agentenv.contracts.bundle import BundleRef
+from agentenv.contracts.cli import CliCommand
 
-BASES: dict[str, type] = {
-    "envs": Env,
-    "sandbox_providers": SandboxProvider,
-    "steps": Step,
-    "stores": StoreBackend,
-    "trigger_kinds": TriggerKind,
-    "agent_kinds": AgentKind,
-    "runners": Runner,
+BASES: dict[str, tuple[str, str]] = {
+    "envs": ("agentenv.env", "Env"),
+    "sandbox_providers": ("agentenv.contracts.sandbox", "SandboxProvider"),
+    "steps": ("agentenv.contracts.step", "Step"),
+    "stores": ("agentenv.contracts.store", "StoreBackend"),
+    "trigger_kinds": ("agentenv.contracts.trigger", "TriggerKind"),
+    "agent_kinds": ("agentenv.contracts.agent", "AgentKind"),
+    "runners": ("agentenv.contracts.runner", "Runner"),
 }
+"""Base class per kind, imported only when a contribution of that kind is validated (bundles and CLI
+commands need no pydantic, which keeps `agentenv --help` fast)."""
 
 
 def validate_contribution(kind: str, item: Any) -> tuple[str, str | None]:
@@ -41,7 +34,10 @@ def validate_contribution(kind: str, item: Any) -> tuple[str, str | None]:
         if not isinstance(item, CliCommand) or ":" not in item.target:
             return repr(item), f"{item!r} is not a CliCommand with a 'module:attribute' target"
         return item.name, None
-    problem = contribution_problem(item, BASES[kind])
+    from agentenv.contracts.base import contribution_problem
+
+    module, attr = BASES[kind]
+    problem = contribution_problem(item, getattr(importlib.import_module(module), attr))
     name = getattr(item, "name", repr(item))
     if problem is None and kind == "stores":
         if getattr(item, "kind", None) not in ("document", "object", "secret", "image"):

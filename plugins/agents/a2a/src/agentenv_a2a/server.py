@@ -1,0 +1,229 @@
+"""Serve any agentenv agent as an A2A agent: agent card, SendMessage / SendStreamingMessage, GetTask.
+
+`build_a2a_app` wires an `AgentKind` and the `ToolAccess` it acts through into the a2a-sdk server
+pieces (`DefaultRequestHandler`, `create_agent_card_routes`, `create_jsonrpc_routes`) on a Starlette
+app. Each incoming message becomes one task: the agent's `respond(text, tools)` runs, its answer is
+the task's `response` artifact (a text part, plus a data part when the answer is structured) and the
+task completes; an exception in the agent fails the task with the error as the status message.
+
+`serve_a2a` runs such an app with uvicorn in a background thread, for tests and for the CLI.
+
+The SDK, Starlette and uvicorn are imported inside the functions that use them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import TYPE_CHECKING, Any
+
+from agentenv.contracts.agent import AgentKind, ToolAccess
+
+if TYPE_CHECKING:
+    from a2a.server.agent_execution import AgentExecutor
+    from a2a.types.a2a_pb2 import AgentCard
+
+RPC_PATH = "/"
+CARD_PATH = "/.well-known/agent-card.json"
+PROTOCOL_VERSION = "1.0"
+IO_MODES = ["text/plain", "application/json"]
+
+# The base URL a request came in on; lets the card name the right address when the app was built
+# without a public `url` (typical with port 0, where the port is known only once the server is bound).
+_request_base: contextvars.ContextVar[str | None] = contextvars.ContextVar("agentenv_a2a_request_base", default=None)
+
+
+class A2aServeError(RuntimeError):
+    """The A2A server could not start (port in use, bad host, app failed at start-up)."""
+
+
+def build_a2a_app(
+    agent: AgentKind,
+    tools: ToolAccess,
+    *,
+    name: str,
+    description: str,
+    url: str | None = None,
+    version: str = "0.1.0",
+) -> Any:
+    """An ASGI app serving `agent` over A2A (JSON-RPC binding, protocol 1.0, streaming).
+
+    `url` is the public base URL the card advertises (JSON-RPC lives at its root); leave it None to
+    advertise whatever address each card request came in on.
+    """
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+
+    card = agent_card(agent, name=name, description=description, url=url or "http://localhost/", version=version)
+    handler = DefaultRequestHandler(
+        agent_executor=make_executor(agent, tools),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+    )
+
+    async def advertise_request_url(served: AgentCard) -> AgentCard:
+        base = _request_base.get()
+        if url is not None or base is None:
+            return served
+        from a2a.types.a2a_pb2 import AgentCard as CardType
+
+        fitted = CardType()
+        fitted.CopyFrom(served)
+        for interface in fitted.supported_interfaces:
+            interface.url = base
+        return fitted
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        yield
+        await handler.aclose()  # drain running tasks so shutdown leaves nothing behind
+
+    routes = [
+        *create_agent_card_routes(card, card_modifier=advertise_request_url, card_url=CARD_PATH),
+        *create_jsonrpc_routes(handler, rpc_url=RPC_PATH),
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(_RequestBase)], lifespan=lifespan)
+
+
+def agent_card(agent: AgentKind, *, name: str, description: str, url: str, version: str = "0.1.0") -> AgentCard:
+    """The A2A card of a served agentenv agent: one JSON-RPC interface, streaming, one skill."""
+    from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+
+    return AgentCard(
+        name=name,
+        description=description,
+        version=version,
+        supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION)],
+        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        default_input_modes=IO_MODES,
+        default_output_modes=IO_MODES,
+        skills=[
+            AgentSkill(
+                id=agent.name or "agent",
+                name=name,
+                description=description or agent.description or f"agentenv agent of kind {agent.name!r}",
+                tags=["agentenv", agent.name],
+                input_modes=IO_MODES,
+                output_modes=IO_MODES,
+            )
+        ],
+    )
+
+
+def make_executor(agent: AgentKind, tools: ToolAccess) -> AgentExecutor:
+    """An a2a-sdk `AgentExecutor` running `agent.respond` once per incoming message.
+
+    Prompts are answered one at a time (a lock), because an agent instance and the world it acts in
+    are one conversation, not a pool.
+    """
+    from a2a.helpers import new_task_from_user_message, new_text_part
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.server.tasks import TaskUpdater
+
+    from agentenv_a2a.parts import parts_from_response
+
+    class AgentenvExecutor(AgentExecutor):
+        def __init__(self) -> None:
+            self.lock = asyncio.Lock()
+
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            task = context.current_task
+            if task is None:
+                assert context.message is not None
+                task = new_task_from_user_message(context.message)
+                await event_queue.enqueue_event(task)
+            updater = TaskUpdater(event_queue, task.id, task.context_id)
+            await updater.start_work()
+            prompt = _prompt_text(context)
+            try:
+                async with self.lock:
+                    response = await agent.respond(prompt, tools)
+            except Exception as exc:  # the agent's failure is the task's failure, reported to the caller
+                detail = f"agent {agent.name!r} failed: {type(exc).__name__}: {exc}"
+                await updater.failed(updater.new_agent_message([new_text_part(detail)]))
+                return
+            parts = parts_from_response(response)
+            await updater.add_artifact(parts, name="response")
+            await updater.complete(updater.new_agent_message(parts))
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            if context.task_id and context.context_id:
+                await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+    return AgentenvExecutor()
+
+
+def _prompt_text(context: Any) -> str:
+    """The user's text parts, then any data parts as JSON lines (agents take one prompt string)."""
+    from google.protobuf.json_format import MessageToDict
+
+    text = str(context.get_user_input())
+    data = [MessageToDict(p.data) for p in context.message.parts if p.HasField("data")] if context.message else []
+    return "\n".join([text, *(json.dumps(item, sort_keys=True) for item in data)]) if data else text
+
+
+class _RequestBase:
+    """ASGI middleware: remember the base URL of the current HTTP request (see `_request_base`)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        from starlette.requests import Request
+
+        token = _request_base.set(str(Request(scope).base_url))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _request_base.reset(token)
+
+
+@contextmanager
+def serve_a2a(app: Any, host: str = "127.0.0.1", port: int = 0, *, startup_timeout: float = 15.0) -> Iterator[str]:
+    """Run `app` with uvicorn in a background thread; yield its base URL once it accepts connections.
+
+    Port 0 picks a free port. Leaving the block stops the server and waits for the thread to end.
+    """
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
+    server = uvicorn.Server(config)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            server.run()
+        except BaseException as exc:  # SystemExit from a failed bind included: report it to the caller
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name=f"a2a-server-{host}:{port}", daemon=True)
+    thread.start()
+    waited = 0.0
+    while not server.started:
+        if not thread.is_alive() or failure:
+            reason = f": {failure[0]!r}" if failure else " (see the log above)"
+            raise A2aServeError(f"A2A server on {host}:{port} did not start{reason}; is the port free?")
+        if waited >= startup_timeout:
+            server.should_exit = True
+            thread.join(startup_timeout)
+            raise A2aServeError(f"A2A server on {host}:{port} did not start within {startup_timeout:g} s")
+        thread.join(0.01)
+        waited += 0.01
+    bound = server.servers[0].sockets[0].getsockname()
+    shown_host = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+    try:
+        yield f"http://{shown_host}:{bound[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(startup_timeout)

@@ -1,0 +1,16 @@
+"""Entry module of `agentenv-agents`: registers the `scripted` and `llm` agent kinds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentenv.hookspecs import hookimpl
+
+
+@hookimpl
+def agentenv_register_agent_kinds() -> list[type[Any]]:
+    """`scripted` replays a policy file offline; `llm` drives a chat-completions endpoint with tool calling."""
+    from agentenv_agents.llm import LlmAgent
+    from agentenv_agents.scripted import ScriptedAgent
+
+    return [ScriptedAgent, LlmAgent]

@@ -1,0 +1,1 @@
+"""Bundles for the support-desk world; see `agentenv run` with no argument."""
