@@ -29,7 +29,9 @@ def best_and_median(fn: Callable[[], object], repeat: int, number: int) -> tuple
 
 def bench_fork() -> None:
     started = time.perf_counter()
-    world = build_world("slack,email,helpdesk", artifacts=["globex"], settings={"email": {"address": "support@globex.example"}})
+    world = build_world(
+        "slack,email,helpdesk", artifacts=["globex"], settings={"email": {"address": "support@globex.example"}}
+    )
     load_s = time.perf_counter() - started
     sizes = {name: len(env.snapshot()) / 1e6 for name, env in world.envs.items()}
     counts = {
@@ -39,40 +41,70 @@ def bench_fork() -> None:
     best, median = best_and_median(world.fork, repeat=15, number=10)
     print(f"world with globex artifacts: {counts}, state {sum(sizes.values()):.1f} MB {sizes}")
     print(f"  build + load from artifacts: {load_s * 1000:.0f} ms (the baseline a fork replaces)")
-    print(f"  fork: best {best * 1000:.2f} ms, median {median * 1000:.2f} ms  (target ≤ 5 ms; "
-          f"{load_s / median:.0f}x faster than loading)")
+    print(
+        f"  fork: best {best * 1000:.2f} ms, median {median * 1000:.2f} ms  (target ≤ 5 ms; "
+        f"{load_s / median:.0f}x faster than loading)"
+    )
 
 
 def bench_call_overhead() -> None:
     world = build_world("helpdesk", artifacts=["acme"], roles={"support": {"tools": ["*"], "deny": ["issue_refund"]}})
     world.clock.set("2026-11-24T09:00:00Z", mode="scaled", rate=60)
     for i in range(5):  # live rules: a tool-call trigger and a far-away time trigger are checked on every call
-        world.add_trigger({"id": f"watch-{i}", "kind": "tool_call", "when": {"tool": "issue_refund"},
-                           "actions": [{"call_tool": {"tool": "list_tickets", "args": {}}}]})
-    world.add_trigger({"id": "later", "kind": "time", "when": {"at": "2027-01-01T00:00:00Z"},
-                       "actions": [{"call_tool": {"tool": "list_tickets", "args": {}}}]})
+        world.add_trigger(
+            {
+                "id": f"watch-{i}",
+                "kind": "tool_call",
+                "when": {"tool": "issue_refund"},
+                "actions": [{"call_tool": {"tool": "list_tickets", "args": {}}}],
+            }
+        )
+    world.add_trigger(
+        {
+            "id": "later",
+            "kind": "time",
+            "when": {"at": "2027-01-01T00:00:00Z"},
+            "actions": [{"call_tool": {"tool": "list_tickets", "args": {}}}],
+        }
+    )
     env = world.env("helpdesk")
     args = {"ticket_id": "TCK-9001"}
     direct = best_and_median(lambda: env.get_ticket(ticket_id="TCK-9001"), repeat=15, number=2000)
     through = best_and_median(lambda: world.call("get_ticket", args, role="support"), repeat=15, number=2000)
     extra = (through[1] - direct[1]) * 1e6
-    print(f"get_ticket: direct {direct[1] * 1e6:.1f} µs, through the world (validation + RBAC + 6 triggers + "
-          f"scaled clock + trajectory) {through[1] * 1e6:.1f} µs")
+    print(
+        f"get_ticket: direct {direct[1] * 1e6:.1f} µs, through the world (validation + RBAC + 6 triggers + "
+        f"scaled clock + trajectory) {through[1] * 1e6:.1f} µs"
+    )
     print(f"  overhead: {extra:.1f} µs per call (target ≤ 50 µs); ratio {through[1] / direct[1]:.2f}x")
 
 
 def bench_week() -> None:
     world: World = build_world("helpdesk", artifacts=["acme"])
     world.clock.set("2026-11-23T00:00:00Z", mode="event")
-    world.add_trigger({"id": "hourly", "kind": "time", "when": {"at": "2026-11-23T01:00:00Z", "every": 3600},
-                       "actions": [{"call_tool": {"tool": "create_ticket", "args": {
-                           "customer_email": "dana.kim@example.com", "subject": "hourly check", "body": "ping"}}}]})
+    world.add_trigger(
+        {
+            "id": "hourly",
+            "kind": "time",
+            "when": {"at": "2026-11-23T01:00:00Z", "every": 3600},
+            "actions": [
+                {
+                    "call_tool": {
+                        "tool": "create_ticket",
+                        "args": {"customer_email": "dana.kim@example.com", "subject": "hourly check", "body": "ping"},
+                    }
+                }
+            ],
+        }
+    )
     started = time.perf_counter()
     fired = world.run_until_idle(until="2026-11-30T00:00:00Z")
     took = time.perf_counter() - started
-    print(f"event-driven week: {fired} hourly triggers fired (each creating a ticket), virtual time now "
-          f"{world.clock.now().isoformat()}, real time {took * 1000:.1f} ms "
-          f"({7 * 86400 / took:,.0f} virtual seconds per real second)")
+    print(
+        f"event-driven week: {fired} hourly triggers fired (each creating a ticket), virtual time now "
+        f"{world.clock.now().isoformat()}, real time {took * 1000:.1f} ms "
+        f"({7 * 86400 / took:,.0f} virtual seconds per real second)"
+    )
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ These are the worlds issue's "must show" cases, run against the real first-party
 from __future__ import annotations
 
 import pytest
-
 from agentenv.world.build import build_world
 from agentenv.world.card import build_card
 from agentenv.world.world import World
@@ -24,8 +23,9 @@ def world() -> World:
 
 
 def refund_total(world: World) -> float:
-    rows = world.env("helpdesk").query("SELECT COALESCE(SUM(amount_cents), 0) AS c FROM refunds WHERE order_id = ?",
-                                       ("ORD-5001",))
+    rows = world.env("helpdesk").query(
+        "SELECT COALESCE(SUM(amount_cents), 0) AS c FROM refunds WHERE order_id = ?", ("ORD-5001",)
+    )
     return rows[0]["c"] / 100
 
 
@@ -37,8 +37,9 @@ def test_one_card_one_namespace(world: World) -> None:
     assert {"email_get_thread", "slack_get_thread", "issue_refund", "send_email", "post_message"} <= set(names)
     assert all(t["inputSchema"]["type"] == "object" for t in card["capabilities"]["tools"])
     assert card["protocolVersion"] == "1.0"
-    assert all(c["artifacts"] and c["artifacts"][0].startswith(f"{c['name']}/acme@") for c in
-               card["children_environments"])
+    assert all(
+        c["artifacts"] and c["artifacts"][0].startswith(f"{c['name']}/acme@") for c in card["children_environments"]
+    )
 
 
 def test_rbac_hides_and_refuses_refund_for_support(world: World) -> None:
@@ -48,8 +49,9 @@ def test_rbac_hides_and_refuses_refund_for_support(world: World) -> None:
     refused = world.call("issue_refund", {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged"}, role="support")
     assert refused.error is not None and refused.error["code"] == "forbidden"
     assert world.snapshot() == before
-    allowed = world.call("issue_refund", {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged"},
-                         role="billing_lead")
+    allowed = world.call(
+        "issue_refund", {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged"}, role="billing_lead"
+    )
     assert allowed.ok, allowed.error
     assert refund_total(world) == pytest.approx(89.99)
 
@@ -64,11 +66,21 @@ def test_bad_arguments_name_the_field_and_change_nothing(world: World) -> None:
 
 def test_time_trigger_at_0930_opens_a_second_ticket(world: World) -> None:
     world.clock.set("2026-11-24T09:00:00Z", mode="event")
-    world.add_trigger({
-        "id": "second-ticket", "kind": "time", "when": {"at": "09:30"},
-        "actions": [{"call_tool": {"tool": "create_ticket", "args": {
-            "customer_email": DANA, "subject": "Where is my refund?", "body": "Any news?"}}}],
-    })
+    world.add_trigger(
+        {
+            "id": "second-ticket",
+            "kind": "time",
+            "when": {"at": "09:30"},
+            "actions": [
+                {
+                    "call_tool": {
+                        "tool": "create_ticket",
+                        "args": {"customer_email": DANA, "subject": "Where is my refund?", "body": "Any news?"},
+                    }
+                }
+            ],
+        }
+    )
     open_before = len(world.call("list_tickets", {"customer": DANA}).result["tickets"])
     assert world.run_until_idle() == 1
     assert world.clock.now().isoformat() == "2026-11-24T09:30:00+00:00"
@@ -78,11 +90,14 @@ def test_time_trigger_at_0930_opens_a_second_ticket(world: World) -> None:
 
 
 def test_tool_call_trigger_makes_the_customer_reply_when_emailed(world: World) -> None:
-    world.add_trigger({
-        "id": "dana-replies", "kind": "tool_call",
-        "when": {"tool": "send_email", "args": {"to": {"contains": DANA}}},
-        "actions": [{"reply": {"sender": DANA, "text": "Thanks, that works for me."}}],
-    })
+    world.add_trigger(
+        {
+            "id": "dana-replies",
+            "kind": "tool_call",
+            "when": {"tool": "send_email", "args": {"to": {"contains": DANA}}},
+            "actions": [{"reply": {"sender": DANA, "text": "Thanks, that works for me."}}],
+        }
+    )
     sent = world.call("send_email", {"to": [DANA], "subject": "Your refund", "body": "We are on it."}, role="support")
     assert sent.ok, sent.error
     found = world.call("search_emails", {"query": "that works for me"}).result
@@ -92,11 +107,14 @@ def test_tool_call_trigger_makes_the_customer_reply_when_emailed(world: World) -
 
 def test_state_trigger_unlocks_refund_once_the_order_is_verified(world: World) -> None:
     world.rbac.change("agent", enable=["verify_order", "get_order"])
-    world.add_trigger({
-        "id": "unlock-refunds", "kind": "state",
-        "when": {"env": "helpdesk", "sql": "SELECT verified FROM orders WHERE order_id = 'ORD-5001'"},
-        "actions": [{"set_tool_access": {"role": "agent", "enable": ["issue_refund"]}}],
-    })
+    world.add_trigger(
+        {
+            "id": "unlock-refunds",
+            "kind": "state",
+            "when": {"env": "helpdesk", "sql": "SELECT verified FROM orders WHERE order_id = 'ORD-5001'"},
+            "actions": [{"set_tool_access": {"role": "agent", "enable": ["issue_refund"]}}],
+        }
+    )
     args = {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged boots"}
     assert world.call("issue_refund", args, role="agent").error["code"] == "forbidden"
     assert world.call("verify_order", {"order_id": "ORD-5001", "note": "photo checked"}, role="agent").ok
@@ -105,11 +123,15 @@ def test_state_trigger_unlocks_refund_once_the_order_is_verified(world: World) -
 
 
 def test_persona_trigger_answers_when_store_credit_is_offered(world: World) -> None:
-    world.add_trigger({
-        "id": "dana-wants-money", "kind": "persona", "repeat": True,
-        "when": {"persona": DANA, "match": r"store credit"},
-        "actions": [{"reply": {"text": "I'd rather have my money back"}}],
-    })
+    world.add_trigger(
+        {
+            "id": "dana-wants-money",
+            "kind": "persona",
+            "repeat": True,
+            "when": {"persona": DANA, "match": r"store credit"},
+            "actions": [{"reply": {"text": "I'd rather have my money back"}}],
+        }
+    )
     world.call("send_email", {"to": [DANA], "subject": "Options", "body": "We can repair the boots."})
     assert not [e for e in world.trajectory.events if e["kind"] == "reply"]
     world.call("send_email", {"to": [DANA], "subject": "Options", "body": "Would store credit of 100 work?"})
@@ -153,7 +175,10 @@ def test_replaying_the_same_calls_gives_the_same_digest() -> None:
 def test_get_time_appears_only_while_the_clock_is_armed(world: World) -> None:
     assert "get_time" not in {t["name"] for t in world.list_tools()}
     world.clock.set("2026-11-24T09:00:00Z", mode="frozen", timezone="America/New_York")
-    assert world.call("get_time").result == {"utc": "2026-11-24T09:00:00+00:00", "timezone": "America/New_York",
-                                             "local": "2026-11-24T04:00:00-05:00"}
+    assert world.call("get_time").result == {
+        "utc": "2026-11-24T09:00:00+00:00",
+        "timezone": "America/New_York",
+        "local": "2026-11-24T04:00:00-05:00",
+    }
     world.clock.clear()
     assert "get_time" not in {t["name"] for t in world.list_tools()}

@@ -14,7 +14,6 @@ from agentenv.contracts import ObjectStore, StepFailed
 from agentenv.plugins.host import PluginHost
 from agentenv.world.world import World
 
-
 CURRENT_STEP: ContextVar[str] = ContextVar("agentenv_current_step", default="")
 
 
