@@ -119,8 +119,8 @@ class TaskRunner:
         def observe(event: str, step: StepRecord) -> None:
             if on_step:
                 on_step(event, step)
-            if event in ("started", "succeeded", "failed"):
-                hook = "step_started" if event == "started" else "step_finished"
+            hook = "step_started" if event == "started" else "step_finished"
+            if event in ("started", "succeeded", "failed") and self.host.observes(hook):
                 self.host.notify(hook, run_id=ctx.run_id, step=asdict(step))
 
         engine = Engine(task, planned, ctx, observe, skip)

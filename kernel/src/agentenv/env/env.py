@@ -7,8 +7,10 @@ a savepoint, so a refused or failing call leaves the state exactly as it was.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import sys
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +22,10 @@ from agentenv.contracts.base import Contribution
 from agentenv.contracts.trigger import Message
 from agentenv.env.artifact import ARTIFACT_SUFFIXES, Artifact, ArtifactError, artifact_name
 from agentenv.env.tool import TOOL_MARK, ToolError, ToolSpec, argument_errors, build_tool_spec
+
+
+LOAD_MEMO_SIZE = 16
+_LOAD_MEMO: dict[type, OrderedDict[tuple[bytes, str], bytes]] = {}
 
 
 class Clock(Protocol):
@@ -170,9 +176,28 @@ class Env(Contribution):
         raise ArtifactError(f"{cls.name}: no artifact {name_or_path!r} (packaged: {known}; or give a file path)")
 
     def load(self, artifact: Artifact) -> None:
-        """Insert the artifact's rows table by table, all or nothing; the loaded state becomes `reset()`'s."""
+        """Insert the artifact's rows table by table, all or nothing; the loaded state becomes `reset()`'s.
+
+        Loading is a pure function of (state, artifact), so the result is remembered per class: loading
+        the same artifact into the same state again (every rollout of a task) is one memory copy.
+        """
         if artifact.env != self.name:
             raise ArtifactError(f"{artifact.source}: artifact is for env {artifact.env!r}, not {self.name!r}")
+        key = (hashlib.blake2b(self.snapshot(), digest_size=16).digest(), artifact.sha256)
+        memo = _LOAD_MEMO.setdefault(type(self), OrderedDict())
+        if key in memo:
+            memo.move_to_end(key)
+            self.restore(memo[key])
+        else:
+            self._load_rows(artifact)
+            memo[key] = self.snapshot()
+            while len(memo) > LOAD_MEMO_SIZE:
+                memo.popitem(last=False)
+        self.loaded.append(artifact)
+        self._initial = self.snapshot()
+
+    def _load_rows(self, artifact: Artifact) -> None:
+        """The actual insert; override for data that needs more than plain table rows."""
         tables = self.table_names()
         self.db.execute("SAVEPOINT load")
         try:
@@ -188,8 +213,6 @@ class Env(Contribution):
             self.db.execute("RELEASE load")
             raise
         self.db.execute("RELEASE load")
-        self.loaded.append(artifact)
-        self._initial = self.snapshot()
 
     def _insert_rows(self, table: str, rows: list[dict[str, Any]], source: str) -> None:
         if not rows:

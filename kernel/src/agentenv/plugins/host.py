@@ -240,10 +240,15 @@ class PluginHost:
     def find(self, name: str) -> PluginInfo | None:
         return next((i for i in self.infos if name in (i.name, i.dist)), None)
 
-    def notify(self, hook: str, **kwargs: Any) -> None:
-        """Call an observer hook (`run_started`, …) on every loaded plugin; failures are not fatal."""
+    def observes(self, hook: str) -> bool:
+        """Whether any loaded plugin implements the observer hook (so callers skip building its payload)."""
         self.load()
-        getattr(self.pm.hook, f"agentenv_{hook}")(**kwargs)
+        return bool(getattr(self.pm.hook, f"agentenv_{hook}").get_hookimpls())
+
+    def notify(self, hook: str, **kwargs: Any) -> None:
+        """Call an observer hook (`run_started`, …) on every loaded plugin that implements it."""
+        if self.observes(hook):
+            getattr(self.pm.hook, f"agentenv_{hook}")(**kwargs)
 
 
 _HOST: PluginHost | None = None

@@ -8,6 +8,7 @@ fails before a run starts, with the file, the turn/action index and the field in
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 import tomllib
@@ -136,11 +137,10 @@ class ScriptedAgent(AgentKind):
         self.options = options
         if options.policy is not None:
             self.source = str(Path(options.policy).resolve())
-            data = read_policy_file(Path(self.source))
+            self.policy = policy_from_file(Path(self.source))
         else:
             self.source = "policy_data"
-            data = dict(options.policy_data or {})
-        self.policy = parse_policy(data, self.source)
+            self.policy = parse_policy(dict(options.policy_data or {}), self.source)
         self.turn_index = 0
         self.saved: dict[str, Any] = {}
         self.conversation: list[dict[str, Any]] = []
@@ -202,6 +202,20 @@ class ScriptedAgent(AgentKind):
                 failed = ", ".join(f"{name} ({at})" for name, at in sorted(self._failed_saves.items()))
                 note = f"; not saved because their call failed: {failed}"
             raise PolicyError(f"{self.source}: {where}.{exc}{note}") from None
+
+
+def policy_from_file(path: Path) -> Policy:
+    """The checked policy in a file, parsed once per file version (thousands of rollouts share it)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return parse_policy(read_policy_file(path), str(path))  # raises the clear file error
+    return _parsed_policy(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_policy(path: str, mtime_ns: int, size: int) -> Policy:
+    return parse_policy(read_policy_file(Path(path)), path)
 
 
 def read_policy_file(path: Path) -> dict[str, Any]:
