@@ -23,7 +23,6 @@ from agentenv.contracts.trigger import Message
 from agentenv.env.artifact import ARTIFACT_SUFFIXES, Artifact, ArtifactError, artifact_name
 from agentenv.env.tool import TOOL_MARK, ToolError, ToolSpec, argument_errors, build_tool_spec
 
-
 LOAD_MEMO_SIZE = 16
 _LOAD_MEMO: dict[type, OrderedDict[tuple[bytes, str], bytes]] = {}
 
