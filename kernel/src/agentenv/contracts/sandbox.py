@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -34,6 +34,8 @@ class SandboxSpec(BaseModel):
 
 
 class ExecResult(BaseModel):
+    """A finished command. By convention a command killed for its timeout reports exit code 124."""
+
     exit_code: int
     stdout: str = ""
     stderr: str = ""
@@ -63,7 +65,8 @@ class Sandbox(ABC):
         """A URL on which `port` inside the sandbox is reachable from the caller."""
 
     @abstractmethod
-    def status(self) -> Literal["running", "stopped", "missing"]: ...
+    def status(self) -> Literal["running", "stopped", "missing"]:
+        """`stopped` covers a sandbox past its time to live; `missing` one that was torn down."""
 
     @abstractmethod
     def teardown(self) -> None:
@@ -74,6 +77,11 @@ class SandboxProvider(Contribution, ABC):
     """Creates sandboxes. `available()` lets a fallback chain skip a provider that cannot run here."""
 
     modes: frozenset[str] = frozenset({"container"})
+
+    def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
+        if not isinstance(settings, BaseModel):
+            settings = self.Settings.model_validate(settings or {})
+        self.settings = settings
 
     def available(self) -> tuple[bool, str]:
         """(usable here, reason when not)."""

@@ -1,0 +1,22 @@
+"""The `inline` provider against the kernel's sandbox conformance kit."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from agentenv.contracts.sandbox import SandboxProvider
+from agentenv.testing.sandboxes import SandboxProviderConformance
+from agentenv_sandbox_local.inline import InlineProvider
+
+
+class TestInlineConformance(SandboxProviderConformance):
+    supports_vm = False
+    supports_network_allowlist = False
+    supports_ports = True
+    supports_limits = False
+    # The host's python, bound to loopback: inline ports are host ports.
+    serve_command = f"'{sys.executable}' -m http.server {{port}} --bind 127.0.0.1 >/dev/null 2>&1 &"
+
+    def make_provider(self, tmp_path: Path) -> SandboxProvider:
+        return InlineProvider({"root": str(tmp_path / "work"), "state_dir": str(tmp_path / "state")})

@@ -1,0 +1,46 @@
+"""Registration: the entry point, the hook, and what the kernel makes of them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+from agentenv.plugins.host import PluginHost
+from agentenv.plugins.validate import validate_contribution
+from agentenv_sandbox_local import plugin
+from agentenv_sandbox_local.inline import InlineProvider
+
+
+def test_entry_point_is_declared() -> None:
+    found = [ep for ep in entry_points(group="agentenv.plugins") if ep.name == "sandbox-local"]
+    assert len(found) == 1
+    assert found[0].value == "agentenv_sandbox_local.plugin"
+    assert found[0].dist is not None and found[0].dist.metadata["Name"] == "agentenv-sandbox-local"
+
+
+def test_hook_returns_a_valid_provider() -> None:
+    classes = plugin.agentenv_register_sandbox_providers()
+    assert classes == [InlineProvider]
+    key, problem = validate_contribution("sandbox_providers", InlineProvider)
+    assert (key, problem) == ("inline", None)
+    assert InlineProvider.modes == frozenset({"container"})
+
+
+def test_kernel_loads_the_plugin() -> None:
+    host = PluginHost(environ={"AGENTENV_PLUGINS": "sandbox-local"})
+    info = host.find("agentenv-sandbox-local")
+    assert info is not None and info.status == "ok", info and info.problems
+    entry = host.registry("sandbox_providers")["inline"]
+    assert entry.obj is InlineProvider and entry.dist == "agentenv-sandbox-local"
+
+
+def test_entry_module_is_light() -> None:
+    code = (
+        "import sys, agentenv_sandbox_local.plugin\n"
+        "heavy = [m for m in sys.modules if m.startswith('agentenv_sandbox_local.') "
+        "and m != 'agentenv_sandbox_local.plugin']\n"
+        "assert not heavy, heavy\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
