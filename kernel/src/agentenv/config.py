@@ -23,6 +23,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "sandbox": {"default": "inline", "agent_default": "inline"},
     "run": {"seed": 0},
 }
+NAMING_TABLES = ("store.", "sandbox.", "run.")
 _SECRET_KEY = re.compile(r"(key|token|secret|password|credential)", re.IGNORECASE)
 _ENV_REF = re.compile(r"^env:([A-Za-z_][A-Za-z0-9_]*)(?:\?(.*))?$")
 
@@ -157,7 +158,10 @@ def resolve(
 
 def is_secret(dotted: str, raw: Any) -> bool:
     """Values never printed in clear: secret references and anything whose key names a credential."""
-    return (isinstance(raw, str) and raw.startswith("secret:")) or bool(_SECRET_KEY.search(dotted.rsplit(".", 1)[-1]))
+    if isinstance(raw, str) and raw.startswith("secret:"):
+        return True
+    # [store] secret = "env" names a backend; only plugin, model and world settings can hold credentials.
+    return not dotted.startswith(NAMING_TABLES) and bool(_SECRET_KEY.search(dotted.rsplit(".", 1)[-1]))
 
 
 def display_value(dotted: str, raw: Any, environ: Mapping[str, str] | None = None) -> str:

@@ -14,6 +14,11 @@ from agentenv.config import ConfigError, display_value, load_config
 app = typer.Typer(help="Show the resolved configuration.", no_args_is_help=True, add_completion=False)
 
 
+@app.callback()
+def _config_group() -> None:
+    """Configuration (a callback keeps `config` a group of sub-commands)."""
+
+
 @app.command("show")
 def show(as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False) -> None:
     """Print every setting, where it came from (a file or the defaults), with secrets masked."""

@@ -23,6 +23,11 @@ app = typer.Typer(add_completion=False)
 task_app = typer.Typer(help="Task file tools.", no_args_is_help=True, add_completion=False)
 
 
+@task_app.callback()
+def _task_group() -> None:
+    """Task file tools (a callback keeps `task` a group: without one typer runs `schema` as `agentenv task`)."""
+
+
 def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile]]:
     path = Path(target)
     if path.is_file():

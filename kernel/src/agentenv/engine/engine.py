@@ -69,7 +69,12 @@ def preflight(task: TaskFile, host: PluginHost) -> dict[str, Planned]:
         where = f"{task.path}: step {decl.id!r}"
         if decl.type not in steps:
             home = step_home(decl.type)
-            fix = f"agentenv plugin add '{home}'" if home else "see `agentenv steps list` for installed types"
+            installed = ", ".join(sorted(steps)) or "none installed"
+            fix = (
+                f"agentenv plugin add '{home}'"
+                if home
+                else f"use an installed step type ({installed}; see `agentenv plugin list`)"
+            )
             problems.append(f"{where}: field `type`: unknown step type {decl.type!r}; fix: {fix}")
             continue
         step_cls: type[Step] = steps[decl.type].obj
@@ -188,10 +193,12 @@ class Engine:
                 other.cancel()
 
     def _rewind(self, origin: str, failed: str) -> None:
-        """Restore worlds to just before `origin` and mark origin..failed (and what lies between) to run again."""
+        """Restore worlds to just before `origin`; mark origin, failed and every step after origin that already
+        finished (the restore undid its work) to run again."""
         for key, blob in self.checkpoints.get(origin, {}).items():
             self.ctx.worlds()[key].restore(blob)
-        again = {failed, origin} | {s for s in ancestors(self.deps, failed) if origin in ancestors(self.deps, s)}
+        after = {s for s in self.deps if origin in ancestors(self.deps, s)}
+        again = {failed, origin} | {s for s in after if self.records[s].status in ("succeeded", "failed")}
         for step_id in again:
             self.records[step_id].status = "pending"
             self.ctx.outputs.pop(step_id, None)

@@ -20,7 +20,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from agentenv.config import Config
-from agentenv.engine.context import RunContext
+from agentenv.engine.context import CURRENT_STEP, RunContext
 from agentenv.engine.engine import Engine, Planned, StepRecord, preflight, score_of
 from agentenv.engine.records import Records
 from agentenv.engine.task import TaskError, TaskFile
@@ -191,11 +191,19 @@ class TaskRunner:
         return done
 
     async def _restore_worlds(self, resume: dict[str, Any], engine: Engine) -> None:
-        """Re-deploy, then put each world back in the state the stored run left it in."""
-        deploy = [sid for sid, plan in engine.planned.items() if plan.step.creates_resources]
+        """Re-deploy what the stored run had deployed, then put each world back in the state it left it in.
+
+        Deploy steps the stored run never finished are left to the DAG, so they still run after their dependencies.
+        """
+        done = {step["id"] for step in resume.get("steps", []) if step["status"] == "succeeded"}
+        deploy = [sid for sid, plan in engine.planned.items() if plan.step.creates_resources and sid in done]
         for step_id in deploy:
             plan = engine.planned[step_id]
-            engine.ctx.outputs[step_id] = await plan.step.execute(plan.settings, engine.ctx) or {}
+            token = CURRENT_STEP.set(step_id)  # `ctx.step_id` names the step, as in a normal run
+            try:
+                engine.ctx.outputs[step_id] = await plan.step.execute(plan.settings, engine.ctx) or {}
+            finally:
+                CURRENT_STEP.reset(token)
             engine.records[step_id] = StepRecord(
                 step_id, plan.decl.type, "succeeded", 1, time.time(), 0.0, engine.ctx.outputs[step_id]
             )
