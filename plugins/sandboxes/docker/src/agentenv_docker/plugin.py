@@ -1,0 +1,32 @@
+"""Entry module of `agentenv-docker`: the `docker` sandbox provider, the `run_docker_container` step and
+the `agentenv docker` command. Nothing heavy is imported here; classes are imported inside the hooks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentenv.hookspecs import hookimpl
+
+
+@hookimpl
+def agentenv_register_sandbox_providers() -> list[type[Any]]:
+    """`docker`: containers on the local engine, one private network each, labelled and prunable."""
+    from agentenv_docker.provider import DockerProvider
+
+    return [DockerProvider]
+
+
+@hookimpl
+def agentenv_register_steps() -> list[type[Any]]:
+    """`run_docker_container`: build an image from a context in the bundle, run it, wait until it is ready."""
+    from agentenv_docker.step import RunDockerContainer
+
+    return [RunDockerContainer]
+
+
+@hookimpl
+def agentenv_register_cli_commands() -> list[Any]:
+    """`agentenv docker`: build the base image, prune leftovers of crashed runs."""
+    from agentenv.contracts import CliCommand
+
+    return [CliCommand("docker", "Docker sandboxes: build the base image, prune leftovers.", "agentenv_docker.cli:app")]

@@ -1,0 +1,20 @@
+"""The shared sandbox contract (agentenv.testing.sandboxes), run against the real docker engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from agentenv.contracts.sandbox import SandboxProvider
+from agentenv.testing.sandboxes import SandboxProviderConformance
+from agentenv_docker.provider import DockerProvider
+
+pytestmark = pytest.mark.usefixtures("base_image")
+
+
+class TestDockerConformance(SandboxProviderConformance):
+    image = None  # the provider's base image (agentenv/base:py3.11-bookworm, built by the fixture)
+    supports_limits = True  # cpu and memory; disk_mb depends on the storage driver (test_docker_provider)
+
+    def make_provider(self, tmp_path: Path) -> SandboxProvider:
+        return DockerProvider({})
