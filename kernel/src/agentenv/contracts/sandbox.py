@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv.contracts.base import Contribution
 
@@ -19,6 +19,8 @@ class NetworkPolicy(BaseModel):
 
 class SandboxSpec(BaseModel):
     """What to create. Resource fields are limits; None means the provider's default."""
+
+    model_config = ConfigDict(extra="forbid")
 
     mode: Literal["container", "vm"] = "container"
     image: str | None = None

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from agentenv.contracts.trigger import Message, ToolCallEvent, TriggerKind
 from agentenv.env import Env
 from agentenv.env.tool import ToolSpec, argument_errors
-from agentenv.world.clock import VirtualClock
+from agentenv.world.clock import ClockMode, VirtualClock
 from agentenv.world.rbac import DEFAULT_ROLE, Rbac
 from agentenv.world.trajectory import Trajectory
 from agentenv.world.triggers import BUILTIN_TRIGGER_KINDS, Action, TriggerDef
@@ -220,6 +220,30 @@ class World:
         self.triggers[trigger.id] = armed
         self._schedule(armed, self.clock.now() - timedelta(microseconds=1))
 
+    def set_clock(
+        self,
+        start: str | datetime | None = None,
+        *,
+        mode: ClockMode | None = None,
+        rate: float | None = None,
+        timezone: str | None = None,
+    ) -> None:
+        """Set (arm) the shared clock and re-plan every time trigger against the new time."""
+        self.clock.set(start, mode=mode, rate=rate, timezone=timezone)
+        after = self.clock.now() - timedelta(microseconds=1)
+        for armed in self.triggers.values():
+            self._schedule(armed, after)
+
+    def set_tool_access(
+        self, role: str, *, enable: Iterable[str] = (), disable: Iterable[str] = (), by: str | None = None
+    ) -> None:
+        """Change a role's tools mid-run and record the change in the trajectory."""
+        enable, disable = list(enable), list(disable)
+        self.rbac.change(role, enable=enable, disable=disable)
+        self.trajectory.record(
+            "access", self.clock.now().isoformat(), role=role, enable=enable, disable=disable, by=by
+        )
+
     def remove_trigger(self, trigger_id: str) -> bool:
         return self.triggers.pop(trigger_id, None) is not None
 
@@ -311,15 +335,7 @@ class World:
             self._call(action.call_tool.tool, dict(action.call_tool.args), action.call_tool.role, trigger_id, depth)
         elif action.set_tool_access is not None:
             change = action.set_tool_access
-            self.rbac.change(change.role, enable=change.enable, disable=change.disable)
-            self.trajectory.record(
-                "access",
-                self.clock.now().isoformat(),
-                role=change.role,
-                enable=change.enable,
-                disable=change.disable,
-                trigger=trigger_id,
-            )
+            self.set_tool_access(change.role, enable=change.enable, disable=change.disable, by=trigger_id)
         elif action.reply is not None:
             self._reply(action, armed, event, depth)
 

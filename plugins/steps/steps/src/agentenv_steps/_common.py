@@ -1,0 +1,67 @@
+"""What the step modules share: strict settings, step-id checks, turning library errors into `StepFailed`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentenv.contracts import Step, StepFailed
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+
+class StepSettings(BaseModel):
+    """Base of every step's fields: unknown keys are refused, so a typo fails preflight."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def missing_step(field: str, step_id: str | None, step_ids: list[str], what: str) -> list[tuple[str, str]]:
+    """A preflight problem when `step_id` names no step of the task."""
+    if step_id is None or step_id in step_ids:
+        return []
+    return [(field, f"no step {step_id!r} in this task; name the id of the {what} step (steps: {', '.join(step_ids)})")]
+
+
+def validation_message(exc: ValidationError, prefix: str = "") -> str:
+    """A pydantic error as `field: message; field: message`, each field prefixed (e.g. `settings.`)."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"])
+        where = f"{prefix}{loc}" if loc else prefix.rstrip(".") or "(value)"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+class CoreStep(Step):
+    """Base of this plugin's steps: `check` is the preflight; `own_id` is the running step's id."""
+
+    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
+        return self.check(settings, step_ids)
+
+    def check(self, settings: Any, step_ids: list[str]) -> list[tuple[str, str]]:
+        """Problems found before the task starts, as (field, message)."""
+        return []
+
+    def own_id(self, ctx: Any) -> str:
+        """The id of the running step (`ctx.step_id`), which keys what it creates for later steps."""
+        found = getattr(ctx, "step_id", None)
+        if not found or not isinstance(found, str):
+            raise StepFailed(
+                f"{self.name}: the engine did not say which step is running (ctx.step_id is empty), so what it "
+                "creates cannot be registered for later steps; run it through the task engine"
+            )
+        return found
+
+
+def deployed_world(ctx: Any, step_id: str, field: str = "env") -> Any:
+    """The World an earlier deploy_env step made, or a StepFailed naming the field to fix."""
+    try:
+        return ctx.world(step_id)
+    except StepFailed as exc:
+        raise StepFailed(f"field `{field}`: {exc}") from None
+    except AttributeError:  # a context without `world()`: fall back to the resource itself
+        from agentenv.world.world import World
+
+        found = ctx.resource(step_id)
+        if not isinstance(found, World):
+            raise StepFailed(f"field `{field}`: step {step_id!r} did not deploy a world") from None
+        return found

@@ -1,0 +1,272 @@
+"""Agents in a world: `deploy_agent` makes one of an installed agent kind, `prompt_agent` talks to it.
+
+Agent kinds come from plugins (`agentenv-agents` gives `scripted` and `llm`) and are looked up through
+the run's plugin host, never imported, so this plugin works with whatever kinds are installed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentenv.config import ConfigError
+from agentenv.contracts import StepFailed
+from agentenv.world.access import WorldToolAccess
+from agentenv.world.world import GET_TIME, World
+from pydantic import Field, ValidationError
+
+from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message
+
+POLICY_SUFFIXES = (".toml", ".json")
+MODEL_FIELDS = ("base_url", "api_key", "model")
+"""Settings an agent kind may take from the config's `[model]` table."""
+
+
+@dataclass
+class DeployedAgent:
+    """What deploy_agent leaves for later steps."""
+
+    agent: Any
+    """The AgentKind instance."""
+    tools: WorldToolAccess
+    role: str
+    env: str
+    """The deploy_env step id of its world."""
+    kind: str
+
+
+# ---- deploy_agent -----------------------------------------------------------------------------------
+class DeployAgentSettings(StepSettings):
+    env: str = Field(description="The deploy_env step whose world the agent acts in.")
+    kind: str | None = Field(
+        None,
+        description="Agent kind; absent = the `--agent` kind, else `llm` when a model is configured, else `scripted`.",
+    )
+    settings: dict[str, Any] = Field(default_factory=dict, description="The agent kind's settings.")
+    role: str = Field("default", min_length=1, description="The role whose tools the agent sees and calls.")
+    system_prompt: str | None = Field(None, description="System prompt, for kinds that take one.")
+    model: str | None = Field(None, description="Model name, for kinds that take one (`--model` overrides it).")
+
+
+class DeployAgent(CoreStep):
+    name = "deploy_agent"
+    description = "Deploy an agent of an installed kind into a world, as a role, with settings and a model."
+    Settings = DeployAgentSettings
+    creates_resources = True
+
+    def check(self, settings: DeployAgentSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+        return missing_step("env", settings.env, step_ids, "deploy_env")
+
+    async def execute(self, settings: DeployAgentSettings, ctx: Any) -> dict[str, Any]:
+        step_id = self.own_id(ctx)
+        world: World = deployed_world(ctx, settings.env)
+        if settings.role not in world.rbac.roles:
+            raise StepFailed(
+                f"field `role`: world {world.name!r} has no role {settings.role!r} "
+                f"(roles: {', '.join(sorted(world.rbac.roles))}); define it in deploy_env `roles`"
+            )
+        kind, policy = choose_kind(settings, ctx)
+        try:
+            kind_cls = ctx.host.get("agent_kinds", kind)
+        except LookupError as exc:
+            field = "kind" if settings.kind else "kind (chosen by default)"
+            raise StepFailed(f"field `{field}`: {exc}") from None
+        options = agent_options(settings, ctx, kind_cls, policy, implicit=settings.kind is None)
+        try:
+            validated = kind_cls.Settings.model_validate(options)
+        except ValidationError as exc:
+            raise StepFailed(f"{kind} agent: {_settings_hint(validation_message(exc, 'settings.'))}") from None
+        try:
+            agent = kind_cls(validated)
+        except Exception as exc:  # the kind's own checks (a policy file that does not parse, …)
+            raise StepFailed(f"field `settings`: the {kind} agent could not be made: {exc}") from None
+        tools = WorldToolAccess(world, settings.role)
+        ctx.add_resource(step_id, DeployedAgent(agent, tools, settings.role, settings.env, kind), _closer(agent))
+        visible = sum(1 for name in world.tools if world.rbac.permits(settings.role, name))
+        visible += int(world.clock.armed and world.rbac.permits(settings.role, GET_TIME))  # as list_tools counts
+        return {"kind": kind, "role": settings.role, "env": settings.env, "tools": visible}
+
+
+def _settings_hint(message: str) -> str:
+    for field in MODEL_FIELDS:
+        if f"settings.{field}: Field required" in message:
+            message += (
+                f" (give `{field}` in the step's settings, or set [model] {field} in .agentenv/config.toml"
+                + (", or pass --model" if field == "model" else "")
+                + ")"
+            )
+    return message
+
+
+def choose_kind(settings: DeployAgentSettings, ctx: Any) -> tuple[str, Path | None]:
+    """The agent kind, and the policy file the `--agent` override names (for scripted agents)."""
+    overrides = getattr(ctx, "overrides", None) or {}
+    wanted = overrides.get("agent")
+    kinds = ctx.host.registry("agent_kinds")
+    policy = bundle_agent_file(str(wanted), ctx) if wanted and wanted not in kinds else None
+    if wanted and wanted not in kinds and policy is None:
+        raise StepFailed(
+            f"the --agent override {wanted!r} is neither an installed agent kind "
+            f"({', '.join(sorted(kinds)) or 'none installed'}) nor a policy file agents/{wanted}.toml "
+            "or .json in the bundle"
+        )
+    if settings.kind:
+        kind = settings.kind
+    elif wanted and wanted in kinds:
+        kind = str(wanted)
+    elif policy is not None:
+        kind = "scripted"
+    elif overrides.get("model") or ctx.config.raw("model.model"):
+        kind = "llm"
+    else:
+        kind = "scripted"
+    return kind, policy if kind == "scripted" else None
+
+
+def bundle_agent_file(name: str, ctx: Any) -> Path | None:
+    """`agents/<name>.toml|json` in the bundle (or a path to a policy file), if it exists."""
+    candidates = [f"agents/{name}{suffix}" for suffix in POLICY_SUFFIXES]
+    if name.endswith(POLICY_SUFFIXES):
+        candidates.insert(0, name)
+    for candidate in candidates:
+        path = ctx.resolve_path(candidate)
+        if path.is_file():
+            return Path(path)
+    return None
+
+
+def agent_options(
+    settings: DeployAgentSettings, ctx: Any, kind_cls: Any, policy: Path | None, *, implicit: bool
+) -> dict[str, Any]:
+    """The kind's settings: the step's, with paths resolved, the seed, the system prompt and [model] filled in.
+
+    When the kind was chosen by default (not named in the task), settings that only other installed kinds
+    take are left out, so a task written for a scripted agent still runs with `--model` (the policy is
+    then unused).
+    """
+    fields = kind_cls.Settings.model_fields
+    options = dict(settings.settings)
+    if implicit:  # settings meant for another kind go; a typo still fails validation
+        others = {f for entry in ctx.host.registry("agent_kinds").values() for f in entry.obj.Settings.model_fields}
+        dropped = sorted((set(options) - set(fields)) & others)
+        for key in dropped:
+            del options[key]
+        if dropped:
+            ctx.log(f"deploy_agent: {kind_cls.name} takes no {', '.join(dropped)}; left out")
+    if policy is not None:
+        options.pop("policy_data", None)
+        options["policy"] = str(policy)
+    elif "policy" in fields and isinstance(options.get("policy"), str):
+        options["policy"] = str(ctx.resolve_path(options["policy"]))
+    if "seed" in fields and "seed" not in options:
+        options["seed"] = ctx.seed
+    if settings.system_prompt is not None:
+        if "system_prompt" in fields:
+            options["system_prompt"] = settings.system_prompt
+        else:
+            ctx.log(f"deploy_agent: {kind_cls.name} takes no system prompt; `system_prompt` is unused")
+    overrides = getattr(ctx, "overrides", None) or {}
+    for field in MODEL_FIELDS:
+        if field not in fields:
+            continue
+        value = (
+            (overrides.get("model") or settings.model or options.get("model"))
+            if field == "model"
+            else options.get(field)
+        )
+        if value is None:
+            try:  # ctx.setting resolves env: and secret: references (secrets from the secret store)
+                setting = getattr(ctx, "setting", None) or ctx.config.get
+                value = setting(f"model.{field}")
+            except ConfigError as exc:
+                raise StepFailed(f"field `settings.{field}`: {exc}") from None
+        if value is not None:
+            options[field] = value
+    return options
+
+
+def _closer(agent: Any) -> Any:
+    def close() -> None:
+        closing = getattr(agent, "close", None)
+        if callable(closing):
+            closing()
+
+    return close
+
+
+# ---- prompt_agent -----------------------------------------------------------------------------------
+class SimulatedUser(StepSettings):
+    persona: str = Field("", description="Who the simulated user is (recorded with the conversation).")
+    turns: list[str] = Field(default_factory=list, description="What the user says next, one entry per turn.")
+    stop_when: str | None = Field(None, description="Regex on the agent's reply that ends the conversation.")
+
+
+class PromptAgentSettings(StepSettings):
+    agent: str = Field(description="The deploy_agent step to prompt.")
+    prompt: str = Field(min_length=1, description="The first message; {seed} and {run_id} are filled in.")
+    user: SimulatedUser | None = Field(None, description="A simulated user for more turns after the first answer.")
+    max_turns: int = Field(10, ge=1, le=10_000, description="At most this many agent answers.")
+
+
+def fill(text: str, ctx: Any) -> str:
+    """`{seed}` and `{run_id}` placeholders (other braces are left alone)."""
+    return text.replace("{seed}", str(ctx.seed)).replace("{run_id}", str(ctx.run_id))
+
+
+class PromptAgent(CoreStep):
+    name = "prompt_agent"
+    description = "Prompt a deployed agent and run it to completion; optionally more turns from a simulated user."
+    Settings = PromptAgentSettings
+
+    def check(self, settings: PromptAgentSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+        problems = missing_step("agent", settings.agent, step_ids, "deploy_agent")
+        if settings.user is not None and settings.user.stop_when is not None:
+            try:
+                re.compile(settings.user.stop_when)
+            except re.error as exc:
+                problems.append(("user.stop_when", f"not a regular expression: {exc}"))
+        return problems
+
+    async def execute(self, settings: PromptAgentSettings, ctx: Any) -> dict[str, Any]:
+        deployed = ctx.resource(settings.agent)
+        if not isinstance(deployed, DeployedAgent):
+            raise StepFailed(
+                f"field `agent`: step {settings.agent!r} did not deploy an agent "
+                f"(it made a {type(deployed).__name__}); name a deploy_agent step"
+            )
+        user = settings.user or SimulatedUser()
+        stop = re.compile(user.stop_when, re.IGNORECASE) if user.stop_when else None
+        pending = [fill(turn, ctx) for turn in user.turns]
+        text = fill(settings.prompt, ctx)
+        turns: list[dict[str, Any]] = []
+        files: dict[str, str] = {}
+        world = deployed.tools.world
+        while True:
+            try:
+                response = await deployed.agent.respond(text, deployed.tools)
+            except Exception as exc:
+                raise StepFailed(
+                    f"the {deployed.kind} agent failed on turn {len(turns) + 1}: {type(exc).__name__}: {exc}"
+                ) from None
+            reply = str(getattr(response, "text", "") or "")
+            turns.append({"user": text, "agent": reply})
+            files.update(getattr(response, "files", None) or {})
+            world.trajectory.record(
+                "agent_turn",
+                world.clock.now().isoformat(),
+                role=deployed.role,
+                persona=user.persona or None,
+                user=text,
+                agent=reply,
+            )
+            if not pending or len(turns) >= settings.max_turns or (stop is not None and stop.search(reply)):
+                break
+            text = pending.pop(0)
+        return {
+            "response": reply,
+            "structured": getattr(response, "structured", None),
+            "turns": turns,
+            "files": files,
+        }

@@ -1,0 +1,187 @@
+"""World rules mid-run: the virtual clock, triggers and role-based tool access."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from agentenv.contracts import StepFailed
+from agentenv.world.clock import MAX_RATE, parse_time
+from agentenv.world.rbac import SYSTEM_ROLE
+from agentenv.world.triggers import BUILTIN_TRIGGER_KINDS, TriggerDef
+from agentenv.world.world import GET_TIME, World, WorldError
+from pydantic import Field, ValidationError, field_validator
+
+from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message
+
+_BUILTIN_KINDS = {kind.name: kind for kind in BUILTIN_TRIGGER_KINDS}
+
+
+# ---- sync_env_clock ---------------------------------------------------------------------------------
+class SyncEnvClockSettings(StepSettings):
+    env: str = Field(description="The deploy_env step whose world's clock to set.")
+    start: str | None = Field(
+        None, description="ISO 8601 start time (UTC unless an offset is given); absent = keep the current virtual time."
+    )
+    mode: Literal["scaled", "frozen", "event"] | None = Field(
+        None,
+        description="scaled (runs at `rate`), frozen (moves only when told), event (jumps to the next trigger); "
+        "absent = keep (initially frozen).",
+    )
+    rate: float | None = Field(
+        None, gt=0, le=MAX_RATE, description="Virtual seconds per real second when scaled (initially 1)."
+    )
+    timezone: str | None = Field(None, description="IANA time zone for presentation (initially UTC).")
+    advance_seconds: float | None = Field(None, ge=0, description="Then move time forward, firing due triggers.")
+    run_until: str | None = Field(None, description="Then run event by event until this ISO time.")
+
+
+class SyncEnvClock(CoreStep):
+    name = "sync_env_clock"
+    description = "Set the world's virtual clock (start, mode, rate, zone); optionally advance or run until a time."
+    Settings = SyncEnvClockSettings
+
+    def check(self, settings: SyncEnvClockSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+        problems = missing_step("env", settings.env, step_ids, "deploy_env")
+        times = {}
+        for field in ("start", "run_until"):
+            value = getattr(settings, field)
+            if value is not None:
+                try:
+                    times[field] = parse_time(value, field=field)
+                except ValueError as exc:
+                    problems.append((field, str(exc).removeprefix(f"{field}: ")))
+        if settings.timezone is not None:
+            try:
+                ZoneInfo(settings.timezone)
+            except (ZoneInfoNotFoundError, ValueError):
+                problems.append(("timezone", f"{settings.timezone!r} is not an IANA time zone (e.g. Europe/Berlin)"))
+        if "start" in times and "run_until" in times and times["run_until"] < times["start"]:
+            problems.append(("run_until", f"{settings.run_until} is before start {settings.start}; time only moves on"))
+        return problems
+
+    async def execute(self, settings: SyncEnvClockSettings, ctx: Any) -> dict[str, Any]:
+        world: World = deployed_world(ctx, settings.env)
+        try:
+            world.set_clock(settings.start, mode=settings.mode, rate=settings.rate, timezone=settings.timezone)
+        except ValueError as exc:
+            raise StepFailed(f"field `{str(exc).split(':', 1)[0]}`: {exc}") from None
+        fired = 0
+        if settings.advance_seconds:
+            fired += world.advance(settings.advance_seconds)
+        if settings.run_until is not None:
+            fired += world.run_until_idle(until=settings.run_until)
+        now = world.clock.now()
+        return {
+            "now": now.isoformat(),
+            "local": world.clock.local(now).isoformat(),
+            "mode": world.clock.mode,
+            "timezone": world.clock.timezone,
+            "fired": fired,
+        }
+
+
+# ---- register_env_triggers --------------------------------------------------------------------------
+class RegisterEnvTriggersSettings(StepSettings):
+    env: str = Field(description="The deploy_env step whose world gets the triggers.")
+    triggers: list[dict[str, Any]] = Field(
+        min_length=1, description="Trigger definitions: {id, kind, when, actions, repeat}."
+    )
+
+
+def trigger_problems(index: int, raw: dict[str, Any]) -> list[tuple[str, str]]:
+    """Structure and, for the kernel's own kinds, `when`; each message names the trigger id."""
+    where = f"triggers[{index}]"
+    label = f"trigger {raw.get('id', '?')!r}"
+    try:
+        trigger = TriggerDef.model_validate(raw)
+    except ValidationError as exc:
+        return [(where, f"{label}: {validation_message(exc)}")]
+    kind = _BUILTIN_KINDS.get(trigger.kind)
+    if kind is not None:
+        try:
+            kind.Settings.model_validate(trigger.when)
+        except ValidationError as exc:
+            return [(f"{where}.when", f"{label}: {validation_message(exc, 'when.')}")]
+    return []
+
+
+class RegisterEnvTriggers(CoreStep):
+    name = "register_env_triggers"
+    description = "Register world triggers (time, tool call, state, persona) with their actions."
+    Settings = RegisterEnvTriggersSettings
+
+    def check(self, settings: RegisterEnvTriggersSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+        problems = missing_step("env", settings.env, step_ids, "deploy_env")
+        seen: set[Any] = set()
+        for index, raw in enumerate(settings.triggers):
+            problems.extend(trigger_problems(index, raw))
+            trigger_id = raw.get("id")
+            if trigger_id in seen:
+                problems.append((f"triggers[{index}].id", f"trigger {trigger_id!r} is defined twice"))
+            seen.add(trigger_id)
+        return problems
+
+    async def execute(self, settings: RegisterEnvTriggersSettings, ctx: Any) -> dict[str, Any]:
+        world: World = deployed_world(ctx, settings.env)
+        added: list[str] = []
+        for index, raw in enumerate(settings.triggers):
+            try:
+                world.add_trigger(raw)
+            except WorldError as exc:
+                for trigger_id in added:  # all or nothing
+                    world.remove_trigger(trigger_id)
+                raise StepFailed(f"field `triggers[{index}]`: {exc}") from None
+            added.append(str(raw["id"]))
+        return {"registered": added}
+
+
+# ---- modify_env_tool_access -------------------------------------------------------------------------
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+class ModifyEnvToolAccessSettings(StepSettings):
+    env: str = Field(description="The deploy_env step whose world's access rules change.")
+    role: str = Field("default", min_length=1, description="The role to change (a new role starts with no tools).")
+    enable: list[str] = Field(default_factory=list, description="Tools the role may call from now on.")
+    disable: list[str] = Field(default_factory=list, description="Tools the role may no longer call or see.")
+
+    @field_validator("enable", "disable", mode="before")
+    @classmethod
+    def _one_tool(cls, value: Any) -> Any:
+        return _as_list(value)
+
+
+class ModifyEnvToolAccess(CoreStep):
+    name = "modify_env_tool_access"
+    description = "Enable or disable tools for a role mid-run (recorded in the trajectory)."
+    Settings = ModifyEnvToolAccessSettings
+
+    def check(self, settings: ModifyEnvToolAccessSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+        problems = missing_step("env", settings.env, step_ids, "deploy_env")
+        if not settings.enable and not settings.disable:
+            problems.append(("enable", "name tools in `enable` or `disable` (both are empty)"))
+        both = sorted(set(settings.enable) & set(settings.disable))
+        if both:
+            problems.append(("disable", f"{', '.join(both)} also in `enable`; a tool is either enabled or disabled"))
+        if settings.role == SYSTEM_ROLE:
+            problems.append(("role", f"{SYSTEM_ROLE!r} is the world rules' own role and always has every tool"))
+        return problems
+
+    async def execute(self, settings: ModifyEnvToolAccessSettings, ctx: Any) -> dict[str, Any]:
+        world: World = deployed_world(ctx, settings.env)
+        for field in ("enable", "disable"):
+            unknown = [t for t in getattr(settings, field) if t not in world.tools and t != GET_TIME]
+            if unknown:
+                raise StepFailed(
+                    f"field `{field}`: no tool {', '.join(map(repr, unknown))} in world {world.name!r} "
+                    f"(tools: {', '.join(sorted(world.tools))})"
+                )
+        world.set_tool_access(settings.role, enable=settings.enable, disable=settings.disable, by=ctx.step_id)
+        return {
+            "role": settings.role,
+            "enabled": settings.enable,
+            "disabled": settings.disable,
+            "tools": sorted(tool["name"] for tool in world.list_tools(settings.role)),
+        }

@@ -1,0 +1,217 @@
+"""deploy_agent and prompt_agent inside real tasks (scripted agents; an llm agent against a local stand-in)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentenv.engine.task import TaskError
+from agentenv.testing.tasks import temporary_config
+from steps_taskkit import calls, clock, deploy, prompt, scripted, task
+
+POST = {
+    "call": "post_message",
+    "args": {"channel": "#general", "text": "Seed {{ seed }}: {{ prompt }}"},
+    "save": "posted",
+    "expect": "ok",
+}
+
+
+def test_scripted_agent_acts_through_the_world(runs, step):
+    record = runs(
+        task(
+            deploy(),
+            clock(),
+            scripted("agent", "world", [POST, {"say": "posted {{ posted.id }}"}]),
+            prompt("ask", "agent", "hello from run {run_id} seed {seed}"),
+        ),
+        seed=42,
+    )
+    assert record["status"] == "succeeded", record["steps"]
+    assert step(record, "agent")["output"] == {"kind": "scripted", "role": "default", "env": "world", "tools": 19}
+    output = step(record, "ask")["output"]
+    [post] = calls(runs.trajectory(record), "post_message")
+    assert post["args"]["text"] == f"Seed 42: hello from run {record['id']} seed 42"
+    assert output["response"] == f"posted {post['result']['id']}"
+    assert output["turns"] == [{"user": f"hello from run {record['id']} seed 42", "agent": output["response"]}]
+    assert output["structured"] is None and output["files"] == {}
+    turns = [e for e in runs.trajectory(record) if e["kind"] == "agent_turn"]
+    assert [(t["role"], t["agent"]) for t in turns] == [("default", output["response"])]
+
+
+def test_simulated_user_turns_until_stop_when(runs, step):
+    turns = [[{"say": "first answer"}], [{"say": "second answer"}], [{"say": "DONE now"}], [{"say": "never"}]]
+    agent = scripted("agent", "world", *turns)
+    user = {"persona": "Dana Kim", "turns": ["more", "even more", "and more"], "stop_when": "done"}
+    record = runs(task(deploy(), agent, prompt("chat", "agent", "start", user=user)))
+    assert record["status"] == "succeeded", record["steps"]
+    output = step(record, "chat")["output"]
+    assert output["turns"] == [
+        {"user": "start", "agent": "first answer"},
+        {"user": "more", "agent": "second answer"},
+        {"user": "even more", "agent": "DONE now"},
+    ]
+    assert output["response"] == "DONE now"
+
+
+def test_max_turns_bounds_the_conversation(runs, step):
+    agent = scripted("agent", "world", [{"say": "a"}], [{"say": "b"}], [{"say": "c"}])
+    record = runs(task(deploy(), agent, prompt("chat", "agent", "x", user={"turns": ["y", "z"]}, max_turns=2)))
+    assert [t["agent"] for t in step(record, "chat")["output"]["turns"]] == ["a", "b"]
+
+
+def test_policy_path_is_relative_to_the_bundle_and_agent_override(runs, step, tmp_path):
+    bundle = tmp_path / "bundle"
+    (bundle / "agents").mkdir(parents=True)
+    (bundle / "agents" / "polite.toml").write_text('[[turn]]\nactions = [{ say = "polite" }]\n')
+    (bundle / "agents" / "blunt.json").write_text(json.dumps({"turn": [{"actions": [{"say": "blunt"}]}]}))
+    steps = (
+        deploy(),
+        {"id": "agent", "type": "deploy_agent", "env": "world", "settings": {"policy": "agents/polite.toml"}},
+        prompt("ask", "agent"),
+    )
+    record = runs(task(*steps), bundle_dir=bundle)
+    assert step(record, "agent")["output"]["kind"] == "scripted"
+    assert step(record, "ask")["output"]["response"] == "polite"
+    overridden = runs(task(*steps), bundle_dir=bundle, overrides={"agent": "blunt"})
+    assert step(overridden, "ask")["output"]["response"] == "blunt"
+
+
+def test_unknown_agent_override_fails_clearly(runs, step):
+    record = runs(task(deploy(), scripted("agent", "world", [])), overrides={"agent": "nobody"})
+    assert "--agent override 'nobody'" in step(record, "agent")["error"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"settings": {"policy_data": {"turn": []}, "colour": 1}}, "settings.colour: Extra inputs are not permitted"),
+        ({"settings": {}}, "give exactly one of `policy`"),
+        ({"settings": {"policy_data": {"turn": [{"actions": [{"call": "x", "say": "y"}]}]}}}, "turn[0].actions[0]"),
+        ({"role": "auditor", "settings": {"policy_data": {}}}, "field `role`: world 'slack' has no role 'auditor'"),
+        ({"kind": "telepathic", "settings": {}}, "field `kind`: no agent kind named 'telepathic'"),
+    ],
+)
+def test_bad_agent_settings_fail_naming_the_field(runs, step, fields, message):
+    record = runs(task(deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", **fields}))
+    assert record["status"] == "failed"
+    assert message in step(record, "agent")["error"]
+
+
+def test_model_override_chooses_llm_and_names_the_missing_endpoint(runs, step):
+    steps = (deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "settings": {"policy": "agents/x.toml"}})
+    record = runs(task(*steps), overrides={"model": "gpt-test"})
+    assert record["status"] == "failed"
+    error = step(record, "agent")["error"]
+    assert "llm agent" in error and "settings.base_url" in error and "[model] base_url" in error
+
+
+class _ChatStub(BaseHTTPRequestHandler):
+    """A chat-completions endpoint that answers every request with plain text, recording what it got."""
+
+    seen: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append({"auth": self.headers.get("Authorization"), "body": body, "path": self.path})
+        reply = {
+            "choices": [
+                {"message": {"role": "assistant", "content": f"model {body['model']} says hi"}, "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+        }
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def chat_stub() -> Iterator[str]:
+    _ChatStub.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ChatStub)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_llm_agent_gets_model_settings_from_config(runs, step, tmp_path: Path, chat_stub, monkeypatch):
+    monkeypatch.setenv("STEPS_TEST_KEY", "sk-test")
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": chat_stub, "api_key": "env:STEPS_TEST_KEY", "model": "from-config"}
+    steps = (
+        deploy(),
+        {
+            "id": "agent",
+            "type": "deploy_agent",
+            "env": "world",
+            "system_prompt": "Be brief.",
+            "settings": {"policy": "agents/unused.toml"},
+        },
+        prompt("ask", "agent", "hi"),
+    )
+    record = runs(task(*steps), config=config)
+    assert record["status"] == "succeeded", record["steps"]
+    assert step(record, "agent")["output"]["kind"] == "llm"
+    assert step(record, "ask")["output"]["response"] == "model from-config says hi"
+    [request] = _ChatStub.seen
+    assert request["auth"] == "Bearer sk-test"
+    assert request["body"]["messages"][0] == {"role": "system", "content": "Be brief."}
+    overridden = runs(task(*steps), config=config, overrides={"model": "from-cli"})
+    assert step(overridden, "ask")["output"]["response"] == "model from-cli says hi"
+
+
+def test_agent_failure_fails_the_prompt(runs, step):
+    record = runs(
+        task(
+            deploy(),
+            {
+                "id": "agent",
+                "type": "deploy_agent",
+                "env": "world",
+                "kind": "llm",
+                "settings": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "timeout": 2},
+            },
+            prompt("ask", "agent"),
+        )
+    )
+    assert record["status"] == "failed"
+    assert "the llm agent failed on turn 1" in step(record, "ask")["error"]
+
+
+@pytest.mark.parametrize(
+    ("bad", "where"),
+    [
+        ({"id": "s", "type": "deploy_agent", "env": "nope"}, "field `env`"),
+        ({"id": "s", "type": "deploy_agent", "env": "world", "policy": "x"}, "field `policy`"),
+        ({"id": "s", "type": "prompt_agent", "agent": "nope", "prompt": "x"}, "field `agent`"),
+        ({"id": "s", "type": "prompt_agent", "agent": "world", "prompt": ""}, "field `prompt`"),
+        (
+            {"id": "s", "type": "prompt_agent", "agent": "world", "prompt": "x", "user": {"stop_when": "("}},
+            "field `user.stop_when`",
+        ),
+        ({"id": "s", "type": "prompt_agent", "agent": "world", "prompt": "x", "max_turns": 0}, "field `max_turns`"),
+    ],
+)
+def test_agent_preflight_names_step_and_field(runs, bad, where):
+    with pytest.raises(TaskError) as caught:
+        runs(task(deploy(), bad))
+    assert f"step 's' ({bad['type']})" in str(caught.value)
+    assert where in str(caught.value)
+
+
+def test_prompting_a_world_is_refused(runs, step):
+    record = runs(task(deploy(), prompt("ask", "world")))
+    assert "field `agent`: step 'world' did not deploy an agent" in step(record, "ask")["error"]

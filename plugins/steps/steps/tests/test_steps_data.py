@@ -1,0 +1,190 @@
+"""load_artifact, snapshot_env and reset_env inside real tasks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from agentenv.engine.task import TaskError
+from agentenv.env.artifact import Artifact
+from steps_taskkit import calls, clock, deploy, prompt, scripted, task
+
+POST = {"call": "post_message", "args": {"channel": "#general", "text": "saved state"}, "expect": "ok"}
+
+
+def snapshot(step_id="snap", name="saved", env="world"):
+    return {"id": step_id, "type": "snapshot_env", "env": env, "name": name}
+
+
+def exported(runs, name, env="slack"):
+    return json.loads(runs.object(f"artifacts/{name}/{env}.json"))["data"]
+
+
+def test_snapshot_saves_each_env_and_the_world(runs, step):
+    record = runs(
+        task(deploy(envs="slack,helpdesk"), clock(), scripted("a", "world", [POST]), prompt("p", "a"), snapshot())
+    )
+    assert record["status"] == "succeeded", record["steps"]
+    output = step(record, "snap")["output"]
+    assert set(output["artifacts"]) == {"slack", "helpdesk"}
+    for env, saved in output["artifacts"].items():
+        raw = runs.object(saved["key"])
+        assert saved["key"] == f"artifacts/saved/{env}.json"
+        assert hashlib.sha256(raw).hexdigest() == saved["sha256"]
+        artifact = Artifact.from_bytes(raw)
+        assert (artifact.name, artifact.env, artifact.version) == ("saved", env, record["id"])
+        assert saved["ref"] == artifact.ref
+    assert output["world"]["key"] == "artifacts/saved/world.snapshot"
+    assert hashlib.sha256(runs.object(output["world"]["key"])).hexdigest() == output["world"]["sha256"]
+    assert "saved state" in [m["text"] for m in exported(runs, "saved")["messages"]]
+
+
+def test_a_later_task_loads_the_snapshot_and_gets_the_same_export(runs, step):
+    first = runs(task(deploy(), clock(), scripted("a", "world", [POST]), prompt("p", "a"), snapshot()))
+    assert first["status"] == "succeeded"
+    second = runs(
+        task(
+            deploy(artifacts=[]),
+            {"id": "load", "type": "load_artifact", "env": "world", "artifacts": ["store:artifacts/saved/slack.json"]},
+            snapshot("again", name="reloaded"),
+        )
+    )
+    assert second["status"] == "succeeded", second["steps"]
+    ref = step(first, "snap")["output"]["artifacts"]["slack"]["ref"]
+    assert step(second, "load")["output"] == {"artifacts": [ref]}
+    assert exported(runs, "reloaded") == exported(runs, "saved")
+
+
+def test_deploy_env_takes_a_stored_artifact_too(runs, step):
+    runs(task(deploy(), clock(), scripted("a", "world", [POST]), prompt("p", "a"), snapshot()))
+    record = runs(task(deploy(artifacts=["slack=store:artifacts/saved/slack.json"]), snapshot("again", "redeployed")))
+    assert record["status"] == "succeeded", record["steps"]
+    assert step(record, "world")["output"]["artifacts"][0].startswith("slack/saved@")
+    assert exported(runs, "redeployed") == exported(runs, "saved")
+
+
+def test_load_artifact_by_name_into_a_bare_world(runs, step):
+    record = runs(
+        task(
+            deploy(envs="slack,email", artifacts=[]),
+            {"id": "load", "type": "load_artifact", "env": "world", "artifacts": "acme"},
+            snapshot(),
+        )
+    )
+    assert record["status"] == "succeeded", record["steps"]
+    refs = step(record, "load")["output"]["artifacts"]
+    assert sorted(r.split("@")[0] for r in refs) == ["email/acme", "slack/acme"]
+    assert exported(runs, "saved", "email")  # rows arrived
+
+
+def test_load_artifact_checks_pins(runs, step):
+    record = runs(
+        task(
+            deploy(artifacts=[]),
+            {"id": "load", "type": "load_artifact", "env": "world", "artifacts": ["slack=acme"]},
+            pins={"artifacts": {"slack/acme": "0000"}},
+        )
+    )
+    assert record["status"] == "failed"
+    assert "the task pins 0000" in step(record, "load")["error"]
+
+
+def test_a_failed_load_changes_nothing(runs, step):
+    record = runs(
+        task(
+            deploy(envs="slack,email", artifacts=[]),
+            {
+                "id": "load",
+                "type": "load_artifact",
+                "env": "world",
+                "artifacts": ["email=acme", "slack=acme", "slack=acme"],
+                "fail_task_on_error": False,
+            },
+            snapshot(),
+        )
+    )
+    assert "field `artifacts`" in step(record, "load")["error"]
+    assert all(rows == [] for rows in exported(runs, "saved", "email").values())  # the email load was undone too
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("store:artifacts/none/slack.json", "no object 'artifacts/none/slack.json'"),
+        ("helpdesk=acme", "the world has no env 'helpdesk'"),
+        ("slack=nowhere.json", "slack ships no artifact 'nowhere.json'"),
+    ],
+)
+def test_load_artifact_errors(runs, step, spec, message):
+    record = runs(
+        task(deploy(artifacts=[]), {"id": "load", "type": "load_artifact", "env": "world", "artifacts": [spec]})
+    )
+    assert message in step(record, "load")["error"]
+
+
+def test_reset_returns_to_the_loaded_state(runs, step):
+    record = runs(
+        task(
+            deploy(),
+            snapshot("before", "before"),
+            clock(),
+            scripted("a", "world", [POST]),
+            prompt("p", "a"),
+            {"id": "reset", "type": "reset_env", "env": "world"},
+            snapshot("after", "after"),
+        )
+    )
+    assert record["status"] == "succeeded", record["steps"]
+    assert step(record, "reset")["output"] == {"restored": "initial"}
+    assert exported(runs, "after") == exported(runs, "before")
+
+
+def test_reset_to_a_snapshot(runs, step):
+    second_post = {"call": "post_message", "args": {"channel": "#general", "text": "after the snapshot"}}
+    record = runs(
+        task(
+            deploy(),
+            clock(),
+            scripted("a", "world", [POST], [second_post]),
+            prompt("p1", "a"),
+            snapshot("mid", "mid"),
+            prompt("p2", "a"),
+            {"id": "reset", "type": "reset_env", "env": "world", "snapshot": "mid"},
+            snapshot("end", "end"),
+        )
+    )
+    assert record["status"] == "succeeded", record["steps"]
+    texts = [m["text"] for m in exported(runs, "end")["messages"]]
+    assert "saved state" in texts and "after the snapshot" not in texts
+    assert exported(runs, "end") == exported(runs, "mid")
+    assert len(calls(runs.trajectory(record), "post_message")) == 2  # the trajectory is kept
+
+
+def test_reset_to_a_snapshot_of_another_world_fails(runs, step):
+    record = runs(
+        task(
+            deploy("small", artifacts=[]),
+            deploy(envs="slack,email"),
+            snapshot(env="small"),
+            {"id": "reset", "type": "reset_env", "env": "world", "snapshot": "snap"},
+        )
+    )
+    assert "field `snapshot`" in step(record, "reset")["error"]
+
+
+@pytest.mark.parametrize(
+    ("bad", "where"),
+    [
+        ({"id": "s", "type": "snapshot_env", "env": "world", "name": "a/b"}, "field `name`"),
+        ({"id": "s", "type": "snapshot_env", "env": "nope", "name": "x"}, "field `env`"),
+        ({"id": "s", "type": "reset_env", "env": "world", "snapshot": "nope"}, "field `snapshot`"),
+        ({"id": "s", "type": "load_artifact", "env": "world", "artifacts": ["store:"]}, "field `artifacts[0]`"),
+        ({"id": "s", "type": "load_artifact", "env": "world", "artifacts": []}, "field `artifacts`"),
+    ],
+)
+def test_data_preflight_names_step_and_field(runs, bad, where):
+    with pytest.raises(TaskError) as caught:
+        runs(task(deploy(), bad))
+    assert f"step 's' ({bad['type']})" in str(caught.value)
+    assert where in str(caught.value)

@@ -1,0 +1,237 @@
+"""sync_env_clock, register_env_triggers and modify_env_tool_access inside real tasks."""
+
+from __future__ import annotations
+
+import pytest
+from agentenv.engine.task import TaskError
+from steps_taskkit import calls, clock, deploy, prompt, scripted, task
+
+POST_AT_TEN = {
+    "id": "standup",
+    "kind": "time",
+    "when": {"at": "2026-12-01T10:00:00Z"},
+    "actions": [{"call_tool": {"tool": "post_message", "args": {"channel": "#general", "text": "Standup time"}}}],
+}
+
+
+def triggers(*definitions, step_id="triggers", env="world"):
+    return {"id": step_id, "type": "register_env_triggers", "env": env, "triggers": list(definitions)}
+
+
+# ---- sync_env_clock ---------------------------------------------------------------------------------
+def test_clock_is_set_for_the_world_and_its_apps(runs, step):
+    record = runs(
+        task(
+            deploy(),
+            clock(timezone="Europe/Berlin"),
+            scripted("agent", "world", [{"call": "post_message", "args": {"channel": "#general", "text": "hi"}}]),
+            prompt("p", "agent"),
+        )
+    )
+    assert record["status"] == "succeeded", record["steps"]
+    output = step(record, "clock_world")["output"]
+    assert output["now"] == "2026-12-01T09:00:00+00:00"
+    assert output["local"] == "2026-12-01T10:00:00+01:00"
+    assert output["mode"] == "frozen" and output["fired"] == 0
+    [post] = calls(runs.trajectory(record), "post_message")
+    assert post["result"]["time"].startswith("2026-12-01T09:00:00")  # the app reads the virtual clock
+    assert post["virtual_time"] == "2026-12-01T09:00:00+00:00"
+
+
+def test_time_trigger_fires_when_running_until(runs, step):
+    record = runs(
+        task(
+            deploy(),
+            clock(),
+            triggers(POST_AT_TEN),
+            clock(start=None, run_until="2026-12-01T12:00:00Z") | {"id": "run"},
+        )
+    )
+    assert record["status"] == "succeeded", record["steps"]
+    assert step(record, "triggers")["output"] == {"registered": ["standup"]}
+    assert step(record, "run")["output"]["fired"] == 1
+    assert step(record, "run")["output"]["now"] == "2026-12-01T12:00:00+00:00"
+    [post] = calls(runs.trajectory(record), "post_message")
+    assert post["trigger"] == "standup" and post["error"] is None
+    assert post["virtual_time"] == "2026-12-01T10:00:00+00:00"
+
+
+def test_triggers_registered_before_the_clock_is_set_still_fire(runs, step):
+    repeating = {**POST_AT_TEN, "when": {"at": "2026-12-01T10:00:00Z", "every": 3600}}
+    record = runs(task(deploy(), triggers(repeating), clock(advance_seconds=4 * 3600)))
+    assert record["status"] == "succeeded", record["steps"]
+    assert step(record, "clock_world")["output"]["fired"] == 4  # 10:00, 11:00, 12:00, 13:00
+    assert step(record, "clock_world")["output"]["now"] == "2026-12-01T13:00:00+00:00"
+    assert len(calls(runs.trajectory(record), "post_message")) == 4
+
+
+def test_tool_call_trigger_reacts_to_the_agent(runs):
+    echo = {
+        "id": "echo",
+        "kind": "tool_call",
+        "when": {"tool": "add_reaction"},
+        "actions": [
+            {"call_tool": {"tool": "post_message", "args": {"channel": "#support", "text": "someone reacted"}}}
+        ],
+    }
+    record = runs(
+        task(
+            deploy(),
+            clock(),
+            triggers(echo),
+            scripted(
+                "agent",
+                "world",
+                [
+                    {"call": "post_message", "args": {"channel": "#general", "text": "hello"}, "save": "m"},
+                    {"call": "add_reaction", "args": {"message_id": "{{ m.id }}", "emoji": "wave"}, "expect": "ok"},
+                ],
+            ),
+            prompt("p", "agent"),
+        )
+    )
+    assert record["status"] == "succeeded", record["steps"]
+    posts = calls(runs.trajectory(record), "post_message")
+    assert [p["trigger"] for p in posts] == [None, "echo"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "where"),
+    [
+        ({"start": "yesterday"}, "field `start`"),
+        ({"timezone": "Mars/Olympus"}, "field `timezone`"),
+        ({"mode": "warp"}, "field `mode`"),
+        ({"rate": 0}, "field `rate`"),
+        ({"run_until": "2026-11-01T00:00:00Z"}, "field `run_until`"),
+        ({"env": "nosuchstep"}, "field `env`"),
+    ],
+)
+def test_clock_preflight_names_step_and_field(runs, fields, where):
+    with pytest.raises(TaskError) as caught:
+        runs(task(deploy(), clock() | fields))
+    assert "step 'clock_world' (sync_env_clock)" in str(caught.value)
+    assert where in str(caught.value)
+
+
+# ---- register_env_triggers --------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("definition", "where"),
+    [
+        (
+            {"id": "late", "kind": "time", "when": {"at": "noonish"}, "actions": [{"call_tool": {"tool": "x"}}]},
+            "field `triggers[0].when`: trigger 'late'",
+        ),
+        (
+            {"id": "empty", "kind": "time", "when": {"at": "10:00"}, "actions": [{}]},
+            "field `triggers[0]`: trigger 'empty'",
+        ),
+        (
+            {"id": "odd", "kind": "tool_call", "when": {"tool": "x", "colour": 1}, "actions": []},
+            "field `triggers[0].when`: trigger 'odd'",
+        ),
+        ({"kind": "time", "actions": []}, "field `triggers[0]`: trigger '?'"),
+    ],
+)
+def test_trigger_preflight_names_the_trigger(runs, definition, where):
+    with pytest.raises(TaskError) as caught:
+        runs(task(deploy(), triggers(definition)))
+    assert "step 'triggers' (register_env_triggers)" in str(caught.value)
+    assert where in str(caught.value)
+
+
+def test_duplicate_trigger_ids_fail_preflight(runs):
+    with pytest.raises(TaskError, match=r"triggers\[1\]\.id.*'standup' is defined twice"):
+        runs(task(deploy(), triggers(POST_AT_TEN, POST_AT_TEN)))
+
+
+def test_bad_trigger_at_execute_names_it_and_registers_none(runs, step):
+    unknown_tool = {**POST_AT_TEN, "id": "typo", "actions": [{"call_tool": {"tool": "post_mesage", "args": {}}}]}
+    record = runs(
+        task(
+            deploy(),
+            clock(),
+            triggers(POST_AT_TEN, unknown_tool) | {"fail_task_on_error": False},
+            clock(start=None, run_until="2026-12-01T12:00:00Z") | {"id": "run"},
+        )
+    )
+    error = step(record, "triggers")["error"]
+    assert "triggers[1]" in error and "trigger typo" in error and "post_mesage" in error
+    assert step(record, "run")["output"]["fired"] == 0  # the first trigger was rolled back too
+    assert calls(runs.trajectory(record), "post_message") == []
+
+
+def test_unknown_trigger_kind_fails_at_execute(runs, step):
+    odd = {"id": "odd", "kind": "lunar", "when": {}, "actions": [{"call_tool": {"tool": "list_channels"}}]}
+    record = runs(task(deploy(), triggers(odd)))
+    assert record["status"] == "failed"
+    assert "trigger odd: unknown kind 'lunar'" in step(record, "triggers")["error"]
+
+
+# ---- modify_env_tool_access -------------------------------------------------------------------------
+def access(step_id="access", **fields):
+    return {"id": step_id, "type": "modify_env_tool_access", "env": "world", **fields}
+
+
+def test_disabling_a_tool_removes_it_from_the_role(runs, step):
+    record = runs(
+        task(
+            deploy(roles={"agent": {"tools": ["list_channels", "post_message", "get_channel"]}}),
+            clock(),
+            access("before", role="agent", enable=["search_messages"]),
+            access("after", role="agent", disable=["post_message"]),
+            scripted(
+                "bot",
+                "world",
+                [
+                    {"call": "search_messages", "args": {"query": "TCK-9001"}, "expect": "ok"},
+                    {"call": "post_message", "args": {"channel": "#general", "text": "hi"}},
+                ],
+                role="agent",
+            ),
+            prompt("p", "bot"),
+        )
+    )
+    assert record["status"] == "succeeded", record["steps"]
+    assert step(record, "before")["output"]["tools"] == [
+        "get_channel",
+        "list_channels",
+        "post_message",
+        "search_messages",
+    ]
+    assert step(record, "after")["output"]["tools"] == ["get_channel", "list_channels", "search_messages"]
+    assert step(record, "bot")["output"]["tools"] == 3
+    events = runs.trajectory(record)
+    changes = [e for e in events if e["kind"] == "access"]
+    assert [(c["role"], c["enable"], c["disable"], c["by"]) for c in changes] == [
+        ("agent", ["search_messages"], [], "before"),
+        ("agent", [], ["post_message"], "after"),
+    ]
+    [post] = calls(events, "post_message")
+    assert post["error"]["code"] == "forbidden"
+
+
+def test_enabling_for_a_new_role_starts_from_nothing(runs, step):
+    record = runs(task(deploy(), access(role="auditor", enable=["list_channels"])))
+    assert step(record, "access")["output"]["tools"] == ["list_channels"]
+
+
+def test_unknown_tool_names_the_field(runs, step):
+    record = runs(task(deploy(), access(role="default", disable=["post_mesage"])))
+    assert record["status"] == "failed"
+    assert "field `disable`: no tool 'post_mesage'" in step(record, "access")["error"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "where"),
+    [
+        ({"role": "default"}, "field `enable`"),
+        ({"enable": ["a"], "disable": ["a"]}, "field `disable`"),
+        ({"role": "system", "enable": ["a"]}, "field `role`"),
+        ({"enable": ["a"], "env": "nope"}, "field `env`"),
+    ],
+)
+def test_access_preflight_names_step_and_field(runs, fields, where):
+    with pytest.raises(TaskError) as caught:
+        runs(task(deploy(), access(**fields)))
+    assert "step 'access' (modify_env_tool_access)" in str(caught.value)
+    assert where in str(caught.value)
