@@ -264,9 +264,17 @@ class PromptAgent(CoreStep):
             if not pending or len(turns) >= settings.max_turns or (stop is not None and stop.search(reply)):
                 break
             text = pending.pop(0)
+        stored = {}
+        for name, content in files.items():  # the agent's output files live with the run in the object store
+            key = f"runs/{ctx.run_id}/files/{ctx.step_id}/{name}"
+            try:
+                ctx.objects.put(key, content.encode() if isinstance(content, str) else bytes(content))
+            except ValueError as exc:
+                raise StepFailed(f"the agent wrote a file named {name!r} that cannot be stored: {exc}") from None
+            stored[name] = key
         return {
             "response": reply,
             "structured": getattr(response, "structured", None),
             "turns": turns,
-            "files": files,
+            "files": stored,
         }

@@ -1,0 +1,82 @@
+"""The shipped bundles, end to end through the `agentenv` command, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture
+def cli(tmp_path: Path):  # type: ignore[no-untyped-def]
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[plugins.agentenv-store-local.document]\npath = "{tmp_path / "records.sqlite3"}"\n'
+        f'[plugins.agentenv-store-local.object]\nroot = "{tmp_path / "objects"}"\n'
+    )
+
+    def run(*args: str) -> tuple[int, Any, str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "agentenv", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={"AGENTENV_CONFIG": str(config), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+            timeout=300,
+        )
+        try:
+            data = json.loads(done.stdout) if "--json" in args else done.stdout
+        except json.JSONDecodeError:
+            data = done.stdout
+        return done.returncode, data, done.stderr
+
+    run.objects = tmp_path / "objects"  # type: ignore[attr-defined]
+    return run
+
+
+def test_hello_passes_with_no_docker_model_or_config(cli) -> None:  # type: ignore[no-untyped-def]
+    code, result, stderr = cli("run", "hello", "--json")
+    assert code == 0, stderr
+    assert result["passed"] is True and result["tasks"][0]["status"] == "succeeded"
+
+
+def test_support_refund_scores_one_and_is_reproducible(cli) -> None:  # type: ignore[no-untyped-def]
+    first = cli("run", "support-refund", "--seed", "7", "--json")
+    second = cli("run", "support-refund", "--seed", "7", "--json")
+    assert first[0] == 0 and second[0] == 0, first[2]
+    task = first[1]["tasks"][0]
+    assert set(task) >= {"name", "status", "score", "trajectory_digest", "run_id"}
+    assert task["score"] == 1.0
+    assert task["trajectory_digest"] == second[1]["tasks"][0]["trajectory_digest"]
+    assert task["run_id"] != second[1]["tasks"][0]["run_id"]
+
+
+def test_the_wrong_solver_scores_below_one_and_fails(cli) -> None:  # type: ignore[no-untyped-def]
+    code, result, _ = cli("run", "support-refund", "--agent", "wrong_solver", "--json")
+    assert code == 1
+    assert result["passed"] is False and result["tasks"][0]["score"] < 1
+
+
+def test_living_world_day_two_loads_day_one(cli) -> None:  # type: ignore[no-untyped-def]
+    code, result, stderr = cli("run", "living-world", "--json")
+    assert code == 0, stderr
+    assert [(t["name"], t["score"]) for t in result["tasks"]] == [("day-one", 1.0), ("day-two", 1.0)]
+    code, record, _ = cli("runs", "show", result["tasks"][0]["run_id"], "--json")
+    assert code == 0 and record["status"] == "succeeded"
+    code, events, _ = cli("runs", "trajectory", record["id"], "--json")
+    assert {"trigger", "access", "reply", "tool_call"} <= {e["kind"] for e in events}
+
+
+def test_open_ended_records_trajectory_and_files(cli) -> None:  # type: ignore[no-untyped-def]
+    code, result, stderr = cli("run", "open-ended", "--json")
+    assert code == 0 and result["tasks"][0]["score"] is None, stderr
+    run_id = result["tasks"][0]["run_id"]
+    code, record, _ = cli("runs", "show", run_id, "--json")
+    files = next(s for s in record["steps"] if s["type"] == "prompt_agent")["output"]["files"]
+    report = cli.objects / files["shift-report.md"]
+    assert report.read_text().startswith("# Shift report")
+    assert (cli.objects / record["trajectories"]["desk"]).read_text().count('"tool_call"') >= 2
