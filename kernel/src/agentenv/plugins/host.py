@@ -242,7 +242,7 @@ class PluginHost:
 
     def observes(self, hook: str) -> bool:
         """Whether any loaded plugin implements the observer hook (so callers skip building its payload)."""
-        self.load()
+        self.load([])  # plugin modules only: no registry is filled for this
         return bool(getattr(self.pm.hook, f"agentenv_{hook}").get_hookimpls())
 
     def notify(self, hook: str, **kwargs: Any) -> None:
