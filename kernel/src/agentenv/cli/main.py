@@ -8,7 +8,6 @@ for the one command that actually runs.
 
 from __future__ import annotations
 
-import difflib
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,6 +23,7 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
     "plugin": ("List, inspect, check, add and remove plugins.", "agentenv.cli.plugin_cmd:app"),
     "run": ("Run a bundle's tasks or a task file, and grade them.", "agentenv.cli.run_cmd:app"),
     "runs": ("List stored runs, show one, print its trajectory.", "agentenv.cli.runs_cmd:app"),
+    "sandbox": ("List sandboxes that runs started; prune leftovers.", "agentenv.cli.sandbox_cmd:app"),
     "task": ("Task file tools (the JSON Schema for editors).", "agentenv.cli.run_cmd:task_app"),
 }
 ABOUT = "Build simulated worlds for AI agents once; host many tasks and any agent in them."
@@ -87,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_root_help(commands))
         return 0
     if name not in commands:
+        import difflib
+
         close = difflib.get_close_matches(name, commands, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
         print(f"agentenv: no such command '{name}'.{hint} See `agentenv --help`.", file=sys.stderr)

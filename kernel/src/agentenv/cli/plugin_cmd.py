@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
 from agentenv.cli.output import fail, print_json, print_table
 from agentenv.plugins.discovery import PluginInfo
 from agentenv.plugins.host import PluginHost, get_host
+from agentenv.plugins.requirements import InvalidRequirement, canonical, parse
 
 app = typer.Typer(help="List, inspect, check, add and remove plugins.", no_args_is_help=True, add_completion=False)
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
@@ -119,7 +118,7 @@ def add(
     for spec in specs:
         if not (os.path.exists(spec) or "://" in spec):
             try:
-                Requirement(spec)
+                parse(spec)
             except InvalidRequirement as exc:
                 fail(f"{spec!r} is not a requirement spec ({exc}); quote it, e.g. 'agentenv-slack>=0.1,<0.2'")
     _run_installer("install", (["--upgrade"] if upgrade else []) + specs)
@@ -127,16 +126,17 @@ def add(
 
 
 def dependents(host: PluginHost, dist: str) -> list[str]:
-    """Installed plugin distributions that declare a requirement on `dist`."""
-    target = canonicalize_name(dist)
+    """Installed plugin distributions that declare a requirement on `dist` (not ones under an extra)."""
+    target = canonical(dist)
     found = set()
     for info in host.infos:
         for raw in info.requires:
             try:
-                if canonicalize_name(Requirement(raw).name) == target and canonicalize_name(info.dist) != target:
-                    found.add(info.dist)
+                req = parse(raw)
             except InvalidRequirement:
                 continue
+            if req.applies and req.name == target and canonical(info.dist) != target:
+                found.add(info.dist)
     return sorted(found)
 
 
@@ -151,7 +151,7 @@ def remove(
     if info is None:
         fail(f"no plugin or distribution named {name!r}; see `agentenv plugin list`")
         return
-    if canonicalize_name(info.dist) == "agentenv-kernel":
+    if canonical(info.dist) == "agentenv-kernel":
         fail("agentenv-kernel is not a plugin; uninstall it with your installer if you mean to")
     needed_by = dependents(host, info.dist)
     if needed_by and not force:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
@@ -95,3 +96,10 @@ class SandboxProvider(Contribution, ABC):
     @abstractmethod
     def list(self, labels: dict[str, str]) -> list[Sandbox]:
         """Sandboxes of this provider carrying all of `labels` (used to prune a crashed run's leftovers)."""
+
+    def prune(self, labels: dict[str, str]) -> builtins.list[str]:
+        """Tear down every sandbox carrying `labels`; returns their ids."""
+        found = self.list(labels)
+        for sandbox in found:
+            sandbox.teardown()
+        return [sandbox.id for sandbox in found]

@@ -5,13 +5,12 @@ from __future__ import annotations
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from agentenv.plugins import problems as codes
 from agentenv.plugins.discovery import PluginInfo
 from agentenv.plugins.problems import Problem
+from agentenv.plugins.requirements import InvalidRequirement, Requirement, parse
 
 
 @cache
@@ -27,7 +26,7 @@ def requirement_problems(info: PluginInfo) -> list[Problem]:
     found: list[Problem] = []
     for raw in info.requires:
         try:
-            req = Requirement(raw)
+            req = parse(raw)
         except InvalidRequirement as exc:
             found.append(
                 Problem(
@@ -38,7 +37,7 @@ def requirement_problems(info: PluginInfo) -> list[Problem]:
                 )
             )
             continue
-        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+        if not req.applies:
             continue
         problem = _check(info, req)
         if problem:
@@ -62,7 +61,7 @@ def _check(info: PluginInfo, req: Requirement) -> Problem | None:
         ok = False
     if ok:
         return None
-    if canonicalize_name(req.name) == "agentenv-kernel":
+    if req.name == "agentenv-kernel":
         return Problem(
             info.name,
             codes.KERNEL_RANGE,

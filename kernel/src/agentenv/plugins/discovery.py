@@ -34,10 +34,15 @@ class PluginInfo:
 
     @property
     def kernel_range(self) -> str:
+        from agentenv.plugins.requirements import InvalidRequirement, parse
+
         for raw in self.requires:
-            text = raw.replace(" ", "")
-            if text.startswith(("agentenv-kernel", "agentenv_kernel")):
-                return text[len("agentenv-kernel") :].split(";")[0] or "any"
+            try:
+                req = parse(raw)
+            except InvalidRequirement:
+                continue
+            if req.name == "agentenv-kernel":
+                return str(req.specifier) or "any"
         return ""
 
     def to_dict(self) -> dict[str, Any]:

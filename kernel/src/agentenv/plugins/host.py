@@ -10,7 +10,6 @@ whole, with the reason recorded; every other plugin keeps working.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 import types
@@ -84,20 +83,21 @@ class PluginHost:
         for registry in self.registries.values():
             for key in [k for k, entry in registry.items() if entry.plugin == info.name]:
                 del registry[key]
+        info.contributes.clear()
 
     def _import(self, info: PluginInfo) -> None:
         disable = f"or disable it: {DENY_VAR}={info.name}"
         if info.name in self._modules:
             other = next(i for i in self.infos if i.name == info.name and i is not info)
-            self._fail(
-                info,
-                "skipped",
+            # Not `_fail`: the module registered under this name is the other plugin's and must stay.
+            info.status = "skipped"
+            info.problems.append(
                 Problem(
                     info.name,
                     codes.DUPLICATE_NAME,
                     f"plugin name {info.name!r} is declared by both {other.dist} and {info.dist}",
                     f"agentenv plugin remove {info.dist}, {disable}",
-                ),
+                )
             )
             return
         try:
@@ -131,7 +131,7 @@ class PluginHost:
                 Problem(
                     info.name,
                     codes.INVALID_HOOK,
-                    f"{info.module}: {exc}",
+                    f"{info.module}: {' '.join(str(exc).split())}",
                     f"match the hook's arguments in agentenv.hookspecs, {disable}",
                 ),
             )
@@ -149,6 +149,8 @@ class PluginHost:
                 continue
             spec_name = (getattr(value, f"{hookspecs.PROJECT}_impl", None) or {}).get("specname") or attr
             if spec_name not in SPEC_NAMES:
+                import difflib
+
                 close = difflib.get_close_matches(spec_name, SPEC_NAMES, n=1)
                 hint = f"rename it to {close[0]}" if close else "rename it to a hook of agentenv.hookspecs"
                 return f"{module.__name__}.{attr} is not a hook of agentenv.hookspecs", hint

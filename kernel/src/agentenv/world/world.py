@@ -240,9 +240,7 @@ class World:
         """Change a role's tools mid-run and record the change in the trajectory."""
         enable, disable = list(enable), list(disable)
         self.rbac.change(role, enable=enable, disable=disable)
-        self.trajectory.record(
-            "access", self.clock.now().isoformat(), role=role, enable=enable, disable=disable, by=by
-        )
+        self.trajectory.record("access", self.clock.now().isoformat(), role=role, enable=enable, disable=disable, by=by)
 
     def remove_trigger(self, trigger_id: str) -> bool:
         return self.triggers.pop(trigger_id, None) is not None

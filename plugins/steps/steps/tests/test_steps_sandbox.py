@@ -49,13 +49,14 @@ def test_inline_sandbox_is_created_labelled_and_torn_down(runs, step, tmp_path, 
 def test_provider_refusing_the_spec_names_the_field(runs, step, inline_config):
     record = runs(task(sandbox(provider="inline", spec={"image": "python:3.11"})), config=inline_config)
     assert record["status"] == "failed"
-    assert "field `spec`: provider 'inline' refused the spec" in step(record, "box")["error"]
+    error = step(record, "box")["error"]
+    assert "field `provider`: no provider in 'inline' could create the sandbox: inline: refused the spec" in error
 
 
 def test_unknown_provider_fails_naming_the_field(runs, step):
     record = runs(task(sandbox(provider="moon")))
     assert record["status"] == "failed"
-    assert "field `provider`: no sandbox provider 'moon'" in step(record, "box")["error"]
+    assert "moon: no sandbox provider 'moon' (installed:" in step(record, "box")["error"]
 
 
 @pytest.mark.parametrize(
@@ -72,3 +73,11 @@ def test_sandbox_preflight_names_step_and_field(runs, fields, where):
         runs(task(sandbox(**fields)))
     assert "step 'box' (deploy_sandbox)" in str(caught.value)
     assert where in str(caught.value)
+
+
+def test_a_fallback_chain_passes_over_providers_that_cannot_serve(runs, step, inline_config):
+    record = runs(task(sandbox(provider="moon,inline", spec={"labels": {"team": "steps"}})), config=inline_config)
+    assert record["status"] == "succeeded", record["steps"]
+    output = step(record, "box")["output"]
+    assert output["provider"] == "inline"
+    assert output["passed_over"][0].startswith("moon: no sandbox provider 'moon'")

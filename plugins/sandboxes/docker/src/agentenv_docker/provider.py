@@ -195,7 +195,7 @@ class DockerProvider(SandboxProvider):
             if not self.settings.build_base:
                 raise SpecRefused(
                     f"image: the base image {image} is missing and `build_base` is off; build it with "
-                    f"`{build_command(image)}`, or set [plugins.agentenv-docker] base_image "
+                    f"`{build_command(image)}`, or set [plugins.agentenv-docker.docker] base_image "
                     "to an image with python3 (e.g. python:3.12-slim)"
                 )
             from agentenv_docker.base_image import BaseImageError, ensure_base_image
@@ -213,7 +213,7 @@ class DockerProvider(SandboxProvider):
                 reason = f"it is not present locally and could not be pulled ({exc})"
         else:
             reason = "it is not present locally and `pull` is off"
-        field = "image" if wanted else "image (from [plugins.agentenv-docker] base_image)"
+        field = "image" if wanted else "image (from [plugins.agentenv-docker.docker] base_image)"
         raise SpecRefused(f"{field}: cannot use {image!r}: {reason}")
 
     # -- find and clean up --------------------------------------------------------------------------

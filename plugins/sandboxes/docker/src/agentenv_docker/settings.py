@@ -1,4 +1,4 @@
-"""Settings of the docker provider (`[plugins.agentenv-docker]` in `.agentenv/config.toml`) and shared names."""
+"""Settings of the docker provider (`[plugins.agentenv-docker.docker]` in `.agentenv/config.toml`) and shared names."""
 
 from __future__ import annotations
 
@@ -50,11 +50,11 @@ class DockerSettings(BaseModel):
 
     @classmethod
     def load(cls, given: DockerSettings | dict[str, Any] | None = None) -> DockerSettings:
-        """`given`, else the `[plugins.agentenv-docker]` table of the config file (defaults when none)."""
+        """`given`, else the `[plugins.agentenv-docker.docker]` table of the config file (defaults when none)."""
         if isinstance(given, DockerSettings):
             return given
         if given is None:
             from agentenv.config import load_config
 
-            given = load_config().plugin_settings(DIST)
+            given = load_config().plugin_settings(DIST).get("docker", {})
         return cls.model_validate(given)

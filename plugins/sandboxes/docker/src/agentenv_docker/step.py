@@ -86,9 +86,9 @@ class RunDockerContainer(Step):
         if not (context / settings.dockerfile).is_file():
             raise StepFailed(f"field `context`: {context} has no {settings.dockerfile}; point it at a build context")
         try:
-            docker_settings = DockerSettings.load(ctx.config.plugin_settings("agentenv-docker"))
+            docker_settings = DockerSettings.load(ctx.config.plugin_settings("agentenv-docker").get("docker", {}))
         except ValueError as exc:
-            raise StepFailed(f"config [plugins.agentenv-docker]: {exc}") from None
+            raise StepFailed(f"config [plugins.agentenv-docker.docker]: {exc}") from None
         from agentenv_docker.images import ImageBuildError, build_image
         from agentenv_docker.provider import DockerProvider
 

@@ -1,0 +1,102 @@
+"""Run benchmarks (the tasks issue).
+
+1. `agentenv run hello` versus bare `python -c pass` on this machine, in one script (overhead target ≤ 200 ms).
+2. Graded `support-refund` rollouts per second with the scripted agent in-process (`-k N`, default 1000;
+   target ≥ 300/s on 2 cores), against a baseline measured in the same process: the same tool calls made
+   directly on a forked world with no engine, steps, agent or records.
+
+Run: .venv/bin/python bench/run_bench.py [-k 1000] [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def wall(command: list[str], repeat: int, env: dict[str, str], cwd: str) -> tuple[float, float]:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True, env=env, cwd=cwd)
+        samples.append(time.perf_counter() - start)
+    return min(samples), statistics.median(samples)
+
+
+def bench_hello(repeat: int) -> None:
+    with tempfile.TemporaryDirectory() as cwd:
+        env = {**os.environ, "AGENTENV_CONFIG": ""}
+        env.pop("AGENTENV_CONFIG")
+        base = wall([sys.executable, "-c", "pass"], repeat, env, cwd)
+        hello = wall([str(BIN / "agentenv"), "run", "hello"], repeat, env, cwd)
+    print(f"python -c pass:     best {base[0] * 1000:6.1f} ms, median {base[1] * 1000:6.1f} ms")
+    print(f"agentenv run hello: best {hello[0] * 1000:6.1f} ms, median {hello[1] * 1000:6.1f} ms")
+    print(f"  overhead: {(hello[1] - base[1]) * 1000:.0f} ms median (target ≤ 200 ms)")
+
+
+def baseline_rollout(template: object) -> None:
+    world = template.fork()  # type: ignore[attr-defined]
+    ticket = world.call("get_ticket", {"ticket_id": "TCK-9001"}, "billing_lead").result
+    order = world.call("get_order", {"order_id": ticket["order_id"]}, "billing_lead").result
+    world.call("issue_refund", {"order_id": order["order_id"], "amount": 89.99, "reason": "x"}, "billing_lead")
+    world.call("close_ticket", {"ticket_id": "TCK-9001", "resolution": "done"}, "billing_lead")
+    world.call("send_email", {"to": ["dana.kim@example.com"], "subject": "s", "body": "89.99"}, "billing_lead")
+    world.trajectory.digest()
+
+
+def bench_rollouts(k: int) -> None:
+    from agentenv.engine.bundle import find_bundle
+    from agentenv.engine.runner import TaskRunner
+    from agentenv.engine.task import read_task
+    from agentenv.plugins.host import get_host
+    from agentenv.testing.tasks import temporary_config
+    from agentenv.world.build import build_world
+
+    host = get_host()
+    bundle = find_bundle("support-refund", host)
+    task = read_task(bundle.task_files()["resolve-refund"])
+    with tempfile.TemporaryDirectory() as tmp:
+        runner = TaskRunner(host, temporary_config(Path(tmp)))
+
+        async def rollouts(n: int) -> list[float | None]:
+            scores = []
+            for seed in range(n):
+                record = await runner.run(task, seed=seed, bundle="support-refund", bundle_dir=bundle.path)
+                scores.append(record["score"])
+            return scores
+
+        asyncio.run(rollouts(10))  # warm caches (template world, memoized loads, parsed policy)
+        start = time.perf_counter()
+        scores = asyncio.run(rollouts(k))
+        took = time.perf_counter() - start
+    template = build_world("helpdesk,email,slack", artifacts=["acme"], roles={"billing_lead": {"tools": ["*"]}})
+    for _ in range(10):
+        baseline_rollout(template)
+    start = time.perf_counter()
+    for _ in range(k):
+        baseline_rollout(template)
+    base = time.perf_counter() - start
+    rate, base_rate = k / took, k / base
+    print(f"support-refund, {k} graded rollouts in-process (scripted agent, records written): "
+          f"{rate:.0f}/s ({took / k * 1000:.2f} ms each); all scored 1.0: {all(s == 1.0 for s in scores)}")
+    print(f"  baseline (same tool calls on a forked world, no engine): {base_rate:.0f}/s "
+          f"({base / k * 1000:.2f} ms each); engine+steps+agent+records cost {rate and base_rate / rate:.2f}x")
+    print(f"  target ≥ 300/s on 2 cores: {'met' if rate >= 300 else 'NOT met'} ({os.cpu_count()} cores here)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-k", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    bench_hello(args.repeat)
+    bench_rollouts(args.k)
