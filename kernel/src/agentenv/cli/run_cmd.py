@@ -63,28 +63,51 @@ def _list_bundles() -> None:
 
 
 class Progress:
-    """Plain progress lines on stderr (one per step for single runs, a line per 10% for many rollouts)."""
+    """Progress on stderr: rich (colour, a live bar for many rollouts) on a terminal, plain lines otherwise
+    (one per step for a single run, one per 10% of many rollouts), nothing with --json off a terminal."""
 
     def __init__(self, total: int, quiet: bool) -> None:
         self.total, self.quiet, self.done, self.started = total, quiet, 0, time.perf_counter()
+        self.console: Any = None
+        self.bar: Any = None
+        if not quiet and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import Progress as Bar
+
+            self.console = Console(stderr=True)
+            if total > 1:
+                self.bar = Bar(console=self.console, transient=True)
+                self.bar_task = self.bar.add_task("rollouts", total=total)
+                self.bar.start()
+
+    def _line(self, text: str, style: str = "") -> None:
+        if self.console is not None:
+            self.console.print(text, style=style or None, highlight=False, markup=False)
+        else:
+            print(text, file=sys.stderr)
 
     def step(self, task: str, event: str, record: StepRecord) -> None:
         if self.quiet or self.total > 1 or event == "started":
             return
         took = f" ({record.duration_ms:.1f} ms)" if record.duration_ms is not None else ""
         error = f": {record.error}" if record.error else ""
-        print(f"[{task}] {record.id} ({record.type}) {event}{took}{error}", file=sys.stderr)
+        style = {"succeeded": "green", "failed": "red"}.get(event, "yellow")
+        self._line(f"[{task}] {record.id} ({record.type}) {event}{took}{error}", style)
 
     def finished(self, summary: dict[str, Any]) -> None:
         self.done += 1
         if self.quiet:
             return
+        if self.bar is not None:
+            self.bar.update(self.bar_task, advance=1, description=f"{summary['name']} {summary['status']}")
+            if self.done == self.total:
+                self.bar.stop()
         if self.total == 1 or self.done % max(1, self.total // 10) == 0 or self.done == self.total:
             rate = self.done / max(time.perf_counter() - self.started, 1e-9)
             score = "-" if summary["score"] is None else f"{summary['score']:.2f}"
-            print(
+            self._line(
                 f"[{summary['name']}] {self.done}/{self.total} {summary['status']} score={score} ({rate:.0f} runs/s)",
-                file=sys.stderr,
+                "green" if summary["passed"] else "red",
             )
 
 
