@@ -353,7 +353,12 @@ class World:
         sender = reply.sender or getattr(armed.kind.settings, "persona", None) or message.recipients[0]
         text = reply.text
         if reply.llm and self.responder is not None:
-            text = self.responder(sender, message, reply.text)
+            try:
+                text = self.responder(sender, message, reply.text)
+            except Exception as exc:  # a model outage must not break the agent's tool call
+                error = {"code": "responder_failed", "message": str(exc)}
+                self.trajectory.record("reply", now, trigger=armed.definition.id, sender=sender, error=error)
+                return
         env = self.env(message.env)
         result, error = env.atomic("reply", env.deliver_reply, message=message, sender=sender, text=text)
         self.trajectory.record(

@@ -215,3 +215,46 @@ def test_agent_preflight_names_step_and_field(runs, bad, where):
 def test_prompting_a_world_is_refused(runs, step):
     record = runs(task(deploy(), prompt("ask", "world")))
     assert "field `agent`: step 'world' did not deploy an agent" in step(record, "ask")["error"]
+
+
+def _persona_task(llm: bool) -> dict[str, Any]:
+    trigger = {
+        "id": "dana",
+        "kind": "persona",
+        "when": {"persona": "dana.kim@example.com", "match": "store credit"},
+        "actions": [{"reply": {"text": "Insist on a refund.", "llm": llm}}],
+    }
+    return task(
+        deploy(envs="email"),
+        {"id": "rules", "type": "register_env_triggers", "env": "world", "triggers": [trigger]},
+        scripted(
+            "agent",
+            "world",
+            [
+                {
+                    "call": "send_email",
+                    "args": {"to": ["dana.kim@example.com"], "subject": "Offer", "body": "Would store credit work?"},
+                }
+            ],
+        ),
+        prompt("ask", "agent"),
+    )
+
+
+def test_persona_replies_are_written_by_the_configured_model(runs, tmp_path: Path, chat_stub):
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": chat_stub, "model": "persona-model"}
+    record = runs(_persona_task(llm=True), config=config)
+    assert record["status"] == "succeeded", record["steps"]
+    replies = [e for e in runs.trajectory(record) if e["kind"] == "reply"]
+    assert [r["text"] for r in replies] == ["model persona-model says hi"]
+    [request] = _ChatStub.seen
+    prompt_text = request["body"]["messages"][0]["content"]
+    assert "dana.kim@example.com" in prompt_text and "Insist on a refund." in prompt_text
+    assert "Would store credit work?" in prompt_text
+
+
+def test_without_a_model_the_scripted_reply_text_is_sent(runs, tmp_path: Path, chat_stub):
+    record = runs(_persona_task(llm=True), config=temporary_config(tmp_path))
+    replies = [e for e in runs.trajectory(record) if e["kind"] == "reply"]
+    assert [r["text"] for r in replies] == ["Insist on a refund."] and _ChatStub.seen == []

@@ -22,6 +22,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from agentenv_steps import _artifacts
 from agentenv_steps._common import CoreStep, StepSettings, validation_message
+from agentenv_steps.persona import llm_responder, model_settings
 
 INLINE = "inline"
 TEMPLATE_CACHE_SIZE = 16
@@ -116,6 +117,9 @@ class DeployEnv(CoreStep):
         world = template.fork()
         world.seed = ctx.seed
         world.set_clock(settings.start, mode="frozen")
+        model = model_settings(ctx)
+        if model is not None:  # persona triggers with `reply.llm = true` answer through the configured model
+            world.responder = llm_responder(model, ctx.seed)
         ctx.add_resource(step_id, world, _teardown(ctx, step_id, world))
         return {
             "envs": list(classes),
