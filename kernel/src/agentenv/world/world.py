@@ -356,8 +356,8 @@ class World:
             try:
                 text = self.responder(sender, message, reply.text)
             except Exception as exc:  # a model outage must not break the agent's tool call
-                error = {"code": "responder_failed", "message": str(exc)}
-                self.trajectory.record("reply", now, trigger=armed.definition.id, sender=sender, error=error)
+                failure = {"code": "responder_failed", "message": str(exc)}
+                self.trajectory.record("reply", now, trigger=armed.definition.id, sender=sender, error=failure)
                 return
         env = self.env(message.env)
         result, error = env.atomic("reply", env.deliver_reply, message=message, sender=sender, text=text)
