@@ -20,6 +20,9 @@ ARTIFACT_SUFFIXES = (".json.gz", ".json")
 class ArtifactError(ValueError):
     """An artifact file that cannot be read or does not fit the env; the message names file and field."""
 
+    index: int = 0
+    """Which artifact of a `load_many` failed."""
+
 
 @dataclass(frozen=True)
 class Artifact:

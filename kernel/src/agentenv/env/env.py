@@ -56,6 +56,7 @@ class Env(Contribution):
         self.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
         self.db.executescript(self.schema)
+        self.db.execute("PRAGMA user_version = 1")  # an env with no tables still has a page to snapshot
         self.loaded: list[Artifact] = []
         self._initial = self.snapshot()
 
@@ -194,6 +195,22 @@ class Env(Contribution):
                 memo.popitem(last=False)
         self.loaded.append(artifact)
         self._initial = self.snapshot()
+
+    def load_many(self, artifacts: list[Artifact]) -> None:
+        """Load several artifacts, all or none: a failure puts back the state and the reset point (an
+        ArtifactError then says which artifact failed in its `index`)."""
+        state, initial, loaded = self.snapshot(), self._initial, list(self.loaded)
+        try:
+            for index, artifact in enumerate(artifacts):
+                try:
+                    self.load(artifact)
+                except ArtifactError as exc:
+                    exc.index = index
+                    raise
+        except BaseException:
+            self.restore(state)
+            self._initial, self.loaded = initial, loaded
+            raise
 
     def _load_rows(self, artifact: Artifact) -> None:
         """The actual insert; override for data that needs more than plain table rows."""

@@ -108,6 +108,14 @@ class World:
                 table[public] = (env, env.tool_specs()[tool_name])
         return table
 
+    def add_env(self, env: Env) -> None:
+        """Add an app to a built world (an upstream server's tools, say): same clock, one namespace."""
+        if env.name in self.envs:
+            raise WorldError(f"world {self.name!r} already has an env named {env.name!r}; pick another name")
+        env.clock = self.clock
+        self.envs[env.name] = env
+        self.tools = self._namespace()
+
     def env(self, name: str) -> Env:
         if name not in self.envs:
             raise WorldError(f"world {self.name!r} has no env {name!r} (envs: {', '.join(self.envs)})")

@@ -114,7 +114,15 @@ class RunDockerContainer(Step):
         except SpecRefused as exc:
             raise StepFailed(f"the docker provider refused the container: {exc}") from None
         ctx.add_resource(step_id, sandbox, sandbox.teardown)
-        urls = {str(port): sandbox.url(port) for port in settings.ports}
+        try:
+            urls = {str(port): sandbox.url(port) for port in settings.ports}
+        except ValueError:  # a container that already exited has no published ports left
+            if sandbox.status() == "running":
+                raise
+            raise StepFailed(
+                f"field `ready`: the container stopped before it was ready; its output:\n"
+                f"{sandbox.logs(tail=40).strip()}"
+            ) from None
         if settings.ready is not None:
             ctx.log(f"{step_id}: waiting for {sandbox.id} to be ready")
             await asyncio.to_thread(wait_ready, sandbox, settings.ready, settings.ports)

@@ -1,0 +1,75 @@
+"""Tokens, role files and the loopback rule."""
+
+from __future__ import annotations
+
+import pytest
+from agentenv_gateway.auth import (
+    AuthConfigError,
+    check_bind,
+    host_is_local,
+    invert_tokens,
+    load_role_file,
+    parse_token_flags,
+    role_for,
+)
+
+
+def test_token_flags_and_env_references(monkeypatch):
+    monkeypatch.setenv("GW_TOKEN", "from-env")
+    assert parse_token_flags(["support=env:GW_TOKEN", "billing_lead=literal"]) == {
+        "support": "from-env",
+        "billing_lead": "literal",
+    }
+    with pytest.raises(AuthConfigError, match="GW_MISSING"):
+        parse_token_flags(["support=env:GW_MISSING"])
+    with pytest.raises(AuthConfigError, match="already has a token"):
+        parse_token_flags(["a=1", "a=2"])
+    with pytest.raises(AuthConfigError, match="secret:"):
+        parse_token_flags(["a=secret:KEY"])
+    with pytest.raises(AuthConfigError, match="share a token"):
+        invert_tokens({"a": "same", "b": "same"})
+
+
+def test_role_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("GW_SUPPORT", "s")
+    path = tmp_path / "roles.toml"
+    path.write_text(
+        '[roles.support]\ndeny = ["issue_refund"]\ntoken = "env:GW_SUPPORT"\n[roles.viewer]\ntools = ["get_ticket"]\n'
+    )
+    roles, tokens = load_role_file(path)
+    assert roles == {
+        "support": {"tools": ["*"], "deny": ["issue_refund"]},
+        "viewer": {"tools": ["get_ticket"], "deny": []},
+    }
+    assert tokens == {"support": "s"}
+    for text, message in [
+        ("not toml [", "not valid TOML"),
+        ("x = 1", "needs a [roles.NAME] table"),
+        ('[roles.a]\ntools = "all"', "roles.a.tools must be a list"),
+        ("[roles.a]\nextra = 1", "unknown keys ['extra']"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(AuthConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            load_role_file(path)
+    with pytest.raises(AuthConfigError, match="cannot read"):
+        load_role_file(tmp_path / "missing.toml")
+
+
+def test_bind_and_host_rules():
+    check_bind("127.0.0.1", None)
+    check_bind("::1", None)
+    check_bind("0.0.0.0", {"support": "t"})
+    with pytest.raises(AuthConfigError, match="refusing"):
+        check_bind("0.0.0.0", None)
+    assert host_is_local("127.0.0.1:8000") and host_is_local("localhost") and host_is_local("[::1]:80")
+    assert not host_is_local("evil.example:80") and not host_is_local("")
+
+
+def test_role_for():
+    by_token = {"t1": "support"}
+    assert role_for(None, {}) == "default"
+    assert role_for("Bearer t1", by_token) == "support"
+    assert role_for("bearer t1", by_token) == "support"
+    assert role_for("Bearer nope", by_token) is None
+    assert role_for("Basic t1", by_token) is None
+    assert role_for(None, by_token) is None
