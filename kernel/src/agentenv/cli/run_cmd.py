@@ -184,6 +184,9 @@ def run(
     task: Annotated[list[str], typer.Option("--task", "-t", help="Task name in the bundle (repeatable).")] = [],  # noqa: B006
     agent: Annotated[str | None, typer.Option(help="Agent: a bundle agent file name or an agent kind.")] = None,
     model: Annotated[str | None, typer.Option(help="Model for llm agents and judges.")] = None,
+    sandbox: Annotated[
+        str | None, typer.Option(help="Where deployed worlds run (inline, process, docker, or a chain).")
+    ] = None,
     seed: Annotated[int | None, typer.Option(help="Seed (rollout i uses seed + i).")] = None,
     k: Annotated[int, typer.Option("-k", min=1, help="Rollouts per task.")] = 1,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Check everything, run nothing.")] = False,
@@ -214,7 +217,7 @@ def run(
         for selected in tasks:
             print(f"{selected.name}: {len(selected.steps)} steps ok ({', '.join(s.type for s in selected.steps)})")
         return
-    overrides = {key: value for key, value in (("agent", agent), ("model", model)) if value}
+    overrides = {key: value for key, value in (("agent", agent), ("model", model), ("sandbox", sandbox)) if value}
     progress = Progress(k * len(tasks), quiet=as_json and not sys.stderr.isatty())
     results, signal_exit = _run_cancellable(
         _run_all(

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentenv.contracts.agent import ToolAccess
 from agentenv.contracts.trigger import Message, ToolCallEvent, TriggerKind
 from agentenv.env import Env
 from agentenv.env.tool import ToolSpec, argument_errors
@@ -138,6 +139,12 @@ class World:
                 }
             )
         return tools
+
+    def tool_access(self, role: str = DEFAULT_ROLE) -> ToolAccess:
+        """How an agent acting as `role` reaches this world (a served world answers with a network client)."""
+        from agentenv.world.access import WorldToolAccess
+
+        return WorldToolAccess(self, role)
 
     def call(self, tool: str, arguments: dict[str, Any] | None = None, role: str = DEFAULT_ROLE) -> ToolOutcome:
         """Call a tool as `role` through every world rule."""

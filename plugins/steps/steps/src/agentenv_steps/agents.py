@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.config import ConfigError
-from agentenv.contracts import StepFailed
-from agentenv.world.access import WorldToolAccess
-from agentenv.world.world import GET_TIME, World
+from agentenv.contracts import StepFailed, ToolAccess
+from agentenv.world.world import World
 from pydantic import Field, ValidationError
 
 from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message
@@ -30,11 +29,12 @@ class DeployedAgent:
 
     agent: Any
     """The AgentKind instance."""
-    tools: WorldToolAccess
+    tools: ToolAccess
     role: str
     env: str
     """The deploy_env step id of its world."""
     kind: str
+    world: World
 
 
 # ---- deploy_agent -----------------------------------------------------------------------------------
@@ -82,11 +82,9 @@ class DeployAgent(CoreStep):
             agent = kind_cls(validated)
         except Exception as exc:  # the kind's own checks (a policy file that does not parse, …)
             raise StepFailed(f"field `settings`: the {kind} agent could not be made: {exc}") from None
-        tools = WorldToolAccess(world, settings.role)
-        ctx.add_resource(step_id, DeployedAgent(agent, tools, settings.role, settings.env, kind), _closer(agent))
-        visible = sum(1 for name in world.tools if world.rbac.permits(settings.role, name))
-        visible += int(world.clock.armed and world.rbac.permits(settings.role, GET_TIME))  # as list_tools counts
-        return {"kind": kind, "role": settings.role, "env": settings.env, "tools": visible}
+        tools = world.tool_access(settings.role)
+        ctx.add_resource(step_id, DeployedAgent(agent, tools, settings.role, settings.env, kind, world), _closer(agent))
+        return {"kind": kind, "role": settings.role, "env": settings.env, "tools": len(world.list_tools(settings.role))}
 
 
 def _settings_hint(message: str) -> str:
@@ -242,7 +240,7 @@ class PromptAgent(CoreStep):
         text = fill(settings.prompt, ctx)
         turns: list[dict[str, Any]] = []
         files: dict[str, str] = {}
-        world = deployed.tools.world
+        world = deployed.world
         while True:
             try:
                 response = await deployed.agent.respond(text, deployed.tools)

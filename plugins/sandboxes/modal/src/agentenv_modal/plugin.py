@@ -1,0 +1,15 @@
+"""Entry module of `agentenv-modal`: registers the Modal sandbox providers (the SDK is imported lazily)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentenv.hookspecs import hookimpl
+
+
+@hookimpl
+def agentenv_register_sandbox_providers() -> list[type[Any]]:
+    """`modal` (containers) and `modal-vm` sandboxes on Modal."""
+    from agentenv_modal.provider import ModalProvider, ModalVmProvider
+
+    return [ModalProvider, ModalVmProvider]
