@@ -24,6 +24,7 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("Run a bundle's tasks or a task file, and grade them.", "agentenv.cli.run_cmd:app"),
     "runs": ("List stored runs, show one, print its trajectory.", "agentenv.cli.runs_cmd:app"),
     "sandbox": ("List sandboxes that runs started; prune leftovers.", "agentenv.cli.sandbox_cmd:app"),
+    "steps": ("List installed step types; show one's fields.", "agentenv.cli.steps_cmd:app"),
     "task": ("Task file tools (the JSON Schema for editors).", "agentenv.cli.run_cmd:task_app"),
 }
 ABOUT = "Build simulated worlds for AI agents once; host many tasks and any agent in them."

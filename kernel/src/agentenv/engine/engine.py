@@ -73,7 +73,7 @@ def preflight(task: TaskFile, host: PluginHost) -> dict[str, Planned]:
             fix = (
                 f"agentenv plugin add '{home}'"
                 if home
-                else f"use an installed step type ({installed}; see `agentenv plugin list`)"
+                else f"use an installed step type ({installed}; see `agentenv steps list`)"
             )
             problems.append(f"{where}: field `type`: unknown step type {decl.type!r}; fix: {fix}")
             continue

@@ -28,7 +28,7 @@ class RetrySpec(BaseModel):
 class StepDecl(BaseModel):
     model_config = ConfigDict(extra="allow")
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Unique step id.")
-    type: str = Field(description="The step type (see `agentenv plugin list`).")
+    type: str = Field(description="The step type (see `agentenv steps list`).")
     depends_on: list[str] | None = Field(None, description="Step ids this waits for; absent = every earlier step.")
     fail_task_on_error: bool = Field(True, description="A failure of this step fails the task.")
     retry: RetrySpec | None = None
