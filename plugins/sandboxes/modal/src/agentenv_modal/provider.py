@@ -28,7 +28,6 @@ functions: importing this module costs nothing until a sandbox is made.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import ipaddress
 import math
@@ -392,14 +391,6 @@ class ModalProvider(SandboxProvider):
             if all(tags.get(k) == v for k, v in wanted.items()):  # the server filters too; make sure
                 found.append(ModalSandbox(handle, tags, self.settings))
         return found
-
-    def prune(self, labels: dict[str, str]) -> builtins.list[str]:
-        """Tear down every sandbox carrying all of `labels` (a crashed run's leftovers); their ids."""
-        removed = []
-        for sandbox in self.list(labels):
-            sandbox.teardown()
-            removed.append(sandbox.id)
-        return removed
 
 
 class ModalVmProvider(ModalProvider):
