@@ -2,7 +2,8 @@
 
 `packaging.requirements` (with its marker machinery) costs more at start-up than all of `agentenv --help`
 may spend, and nearly every plugin requirement is a plain `name>=x,<y`. Those are read with a regex and
-`packaging.specifiers`; anything with extras, markers or URLs goes to the full parser.
+`packaging.specifiers` (extras a plugin asks of its own dependencies do not change the check); anything with
+markers or URLs goes to the full parser.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import NamedTuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-_PLAIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*\(?\s*([<>=!~][^;\[\]@()]*)?\)?\s*$")
+_PLAIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[\w\s,.-]*\])?\s*\(?\s*([<>=!~][^;\[\]@()]*)?\)?\s*$")
 
 
 class Requirement(NamedTuple):
