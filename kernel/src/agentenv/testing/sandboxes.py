@@ -73,6 +73,8 @@ class SandboxProviderConformance:
     supports_ports: bool = True
     supports_limits: bool = False
     image: str | None = None
+    mode: str = "container"
+    """The mode the kit's sandboxes are made in (`vm` for a provider that offers only VMs)."""
     """Image every test sandbox is created from (None for providers that take none)."""
     serve_command: str = "python3 -m http.server {port} --bind 0.0.0.0 >/dev/null 2>&1 &"
     """Shell command that starts a background HTTP server on `{port}`, serving the working folder."""
@@ -91,6 +93,7 @@ class SandboxProviderConformance:
     def create(self, provider: SandboxProvider, run: str | None = None, **fields: Any) -> Sandbox:
         """A sandbox from `fields` labelled with run id `run` (fresh when None), torn down after the test."""
         labels = {"agentenv.run": run or self.new_run_id(), **fields.pop("labels", {})}
+        fields.setdefault("mode", self.mode)
         sandbox = provider.create(SandboxSpec(image=self.image, labels=labels, **fields))
         self.__dict__.setdefault("_made", []).append(sandbox)
         return sandbox

@@ -1,0 +1,27 @@
+"""The `e2b` provider against the kernel's sandbox conformance kit, through the real SDK and a local stand-in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from agentenv.contracts.sandbox import SandboxProvider
+from agentenv.testing.sandboxes import SandboxProviderConformance
+from agentenv_e2b.provider import E2BProvider
+from agentenv_e2b_standin import E2BStandIn  # loaded by conftest.py
+
+
+class TestE2BConformance(SandboxProviderConformance):
+    supports_vm = True
+    supports_network_allowlist = True  # enforced by E2B's egress firewall (allow_out / deny_out)
+    supports_ports = True
+    supports_limits = False  # CPU, memory and disk are fixed per template
+    image = None  # the provider's default template, `base`
+    ready_seconds = 20.0
+
+    @pytest.fixture(autouse=True)
+    def _use_standin(self, standin: E2BStandIn) -> None:
+        self.standin = standin
+
+    def make_provider(self, tmp_path: Path) -> SandboxProvider:
+        return E2BProvider(self.standin.settings())
