@@ -30,15 +30,18 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
 ABOUT = "Build simulated worlds for AI agents once; host many tasks and any agent in them."
 
 
-def _plugin_commands() -> dict[str, tuple[str, str]]:
+def _plugin_commands(group: str = "") -> dict[str, tuple[str, str]]:
+    """Plugin commands: top-level ones, or (with `group`) the sub-commands a plugin adds to a kernel group,
+    declared as `CliCommand("env validate", …)`."""
     from agentenv.plugins.host import get_host
 
     host = get_host().load(["cli_commands"])
-    return {
-        name: (f"{entry.obj.help} ({entry.dist})", entry.obj.target)
-        for name, entry in host.registries["cli_commands"].items()
-        if name not in KERNEL_COMMANDS
-    }
+    found = {}
+    for name, entry in host.registries["cli_commands"].items():
+        parent, _, sub = name.partition(" ")
+        if (sub and parent == group) or (not sub and not group and name not in KERNEL_COMMANDS):
+            found[sub or name] = (f"{entry.obj.help} ({entry.dist})", entry.obj.target)
+    return found
 
 
 def _root_help(commands: dict[str, tuple[str, str]]) -> str:
@@ -95,6 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"agentenv: no such command '{name}'.{hint} See `agentenv --help`.", file=sys.stderr)
         return 2
     command = _as_click(_load_target(commands[name][1]), name)
+    if name in KERNEL_COMMANDS:
+        for sub, (_help, target) in _plugin_commands(name).items():
+            command.add_command(_as_click(_load_target(target), sub), name=sub)  # type: ignore[attr-defined]
     try:
         command(args[1:], prog_name=f"agentenv {name}", standalone_mode=True)
     except SystemExit as exc:

@@ -1,0 +1,115 @@
+"""The Environment Card check (34): served, every required field present and well formed, names match."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentenv_validators.results import Row, row
+from agentenv_validators.schemas import WORLD_TOOLS
+
+PROTOCOL_VERSION = "1.0"
+CORE_OPERATIONS = ("data/reset", "data/add", "data/get")
+
+
+def _nonempty_str(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def card_rows(status: int, card: Any, served_tools: list[dict[str, Any]] | None) -> list[Row]:
+    """Rows for a card fetched with HTTP `status`; `served_tools` (from MCP) are matched against its names."""
+    if status != 200 or not isinstance(card, dict):
+        return [
+            row("card served", False, f"HTTP {status}; expected 200 with a JSON object at /.well-known/agent-env.json")
+        ]
+    rows = [row("card served", True, "HTTP 200, JSON object")]
+    rows.append(row("name", _nonempty_str(card.get("name")), f"{card.get('name')!r}"))
+    version = card.get("protocolVersion")
+    rows.append(row("protocolVersion", version == PROTOCOL_VERSION, f"{version!r} (expected {PROTOCOL_VERSION!r})"))
+    url = card.get("url")
+    rows.append(
+        row("url", _nonempty_str(url) and str(url).startswith(("http://", "https://")), f"{url!r} (an http(s) URL)")
+    )
+    transport = card.get("preferredTransport")
+    rows.append(row("preferredTransport", _nonempty_str(transport), f"{transport!r}"))
+    rows.append(_interfaces_row(card.get("additionalInterfaces")))
+    capabilities = card.get("capabilities")
+    if not isinstance(capabilities, dict):
+        rows.append(row("capabilities", False, "missing or not an object (needs tools, extensions, operations)"))
+        capabilities = {}
+    tools = capabilities.get("tools")
+    tools_ok = isinstance(tools, list) and all(isinstance(t, dict) and _nonempty_str(t.get("name")) for t in tools)
+    rows.append(
+        row(
+            "capabilities.tools",
+            tools_ok,
+            f"{len(tools)} tools" if tools_ok else "missing, or not a list of tools with names",  # type: ignore[arg-type]
+        )
+    )
+    extensions = capabilities.get("extensions")
+    ext_ok = isinstance(extensions, list) and all(
+        isinstance(e, dict) and _nonempty_str(e.get("uri")) for e in extensions
+    )
+    rows.append(
+        row("capabilities.extensions", ext_ok, "a list of {uri, …}" if ext_ok else "missing, or an entry has no uri")
+    )
+    operations = capabilities.get("operations")
+    missing_ops = [op for op in CORE_OPERATIONS if not isinstance(operations, list) or op not in operations]
+    rows.append(
+        row(
+            "capabilities.operations",
+            isinstance(operations, list) and not missing_ops,
+            f"missing {', '.join(missing_ops)}" if missing_ops else ", ".join(map(str, operations or [])),
+        )
+    )
+    children = card.get("children_environments")
+    children_ok = isinstance(children, list) and all(
+        isinstance(c, dict) and _nonempty_str(c.get("name")) for c in children
+    )
+    rows.append(
+        row(
+            "children_environments",
+            children_ok and bool(children),
+            ", ".join(str(c.get("name")) for c in children) if children_ok and children else "missing or empty",  # type: ignore[union-attr]
+        )
+    )
+    if tools_ok:
+        rows.append(_names_row(tools, children if children_ok else [], served_tools))  # type: ignore[arg-type]
+    return rows
+
+
+def _interfaces_row(interfaces: Any) -> Row:
+    if not isinstance(interfaces, list) or not all(isinstance(i, dict) for i in interfaces):
+        return row("additionalInterfaces", False, "missing or not a list of {url, transport}")
+    incomplete = [i for i in interfaces if not (_nonempty_str(i.get("url")) and _nonempty_str(i.get("transport")))]
+    if incomplete:
+        return row("additionalInterfaces", False, f"entries without url or transport: {incomplete}")
+    transports = [str(i["transport"]) for i in interfaces]
+    has_mcp = any(t.lower() == "mcp" for t in transports)
+    return row("additionalInterfaces", has_mcp, ", ".join(transports) + ("" if has_mcp else " (no mcp transport)"))
+
+
+def _names_row(tools: list[dict[str, Any]], children: list[dict[str, Any]], served: list[dict[str, Any]] | None) -> Row:
+    """The card's tool names equal the served (MCP) names, and every child's tools are in the namespace."""
+    card_names = {str(t["name"]) for t in tools}
+    problems = []
+    if served is not None:
+        served_names = {str(t.get("name")) for t in served}
+        if only_card := sorted(card_names - served_names):
+            problems.append(f"on the card but not served over MCP: {', '.join(only_card)}")
+        if only_served := sorted(served_names - card_names):
+            problems.append(f"served over MCP but not on the card: {', '.join(only_served)}")
+    owned: set[str] = set()
+    for child in children:
+        for name in child.get("tools") or []:
+            qualified = f"{child['name']}_{name}"
+            if name in card_names:
+                owned.add(name)
+            elif qualified in card_names:
+                owned.add(qualified)
+            else:
+                problems.append(f"child {child['name']!r} declares tool {name!r}, which the card does not list")
+    declared = children and any("tools" in child for child in children)
+    if declared and (orphans := sorted(card_names - owned - WORLD_TOOLS)):
+        problems.append(f"tools no child environment declares: {', '.join(orphans)}")
+    detail = "; ".join(problems) or f"{len(card_names)} names agree between card, MCP and children"
+    return row("tool names match", not problems, detail)
