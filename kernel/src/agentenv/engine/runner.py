@@ -153,15 +153,19 @@ class TaskRunner:
         score = score_of(engine.task, planned, engine.records)
         passed = status == "succeeded" and (score is None or score >= engine.task.pass_threshold)
         digest = combined_digest(ctx)
+        save_errors = []
         for key, world in ctx.worlds().items():
-            trajectory_key = f"runs/{ctx.run_id}/trajectory/{key}.jsonl"
-            self.records.objects.put(trajectory_key, world.trajectory.to_jsonl())
-            record.setdefault("trajectories", {})[key] = trajectory_key
-            if status != "succeeded" or keep:
-                snapshot_key = f"runs/{ctx.run_id}/worlds/{key}.snapshot"
-                self.records.objects.put(snapshot_key, world.snapshot())
-                record.setdefault("world_snapshots", {})[key] = snapshot_key
-        errors = [] if keep else ctx.teardown_all()
+            try:  # a served world whose server died must not stop the teardown below
+                trajectory_key = f"runs/{ctx.run_id}/trajectory/{key}.jsonl"
+                self.records.objects.put(trajectory_key, world.trajectory.to_jsonl())
+                record.setdefault("trajectories", {})[key] = trajectory_key
+                if status != "succeeded" or keep:
+                    snapshot_key = f"runs/{ctx.run_id}/worlds/{key}.snapshot"
+                    self.records.objects.put(snapshot_key, world.snapshot())
+                    record.setdefault("world_snapshots", {})[key] = snapshot_key
+            except Exception as exc:
+                save_errors.append(f"saving world {key}: {type(exc).__name__}: {exc}")
+        errors = save_errors + ([] if keep else ctx.teardown_all())
         record.update(
             status=status,
             passed=passed,

@@ -1,4 +1,4 @@
-"""The `inline` provider against the kernel's sandbox conformance kit."""
+"""The `inline` and `process` providers against the kernel's sandbox conformance kit."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from agentenv.contracts.sandbox import SandboxProvider
 from agentenv.testing.sandboxes import SandboxProviderConformance
 from agentenv_sandbox_local.inline import InlineProvider
+from agentenv_sandbox_local.process import ProcessProvider
 
 
 class TestInlineConformance(SandboxProviderConformance):
@@ -20,3 +21,15 @@ class TestInlineConformance(SandboxProviderConformance):
 
     def make_provider(self, tmp_path: Path) -> SandboxProvider:
         return InlineProvider({"root": str(tmp_path / "work"), "state_dir": str(tmp_path / "state")})
+
+
+class TestProcessConformance(SandboxProviderConformance):
+    supports_vm = False
+    supports_network_allowlist = False
+    supports_ports = True
+    supports_limits = False
+    # The kit's port is remapped to a free one, which every command sees as $AGENTENV_PORT_<port>.
+    serve_command = f"'{sys.executable}' -m http.server $AGENTENV_PORT_{{port}} --bind 127.0.0.1 >/dev/null 2>&1 &"
+
+    def make_provider(self, tmp_path: Path) -> SandboxProvider:
+        return ProcessProvider({"root": str(tmp_path / "work"), "state_dir": str(tmp_path / "state")})

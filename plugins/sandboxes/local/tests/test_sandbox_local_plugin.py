@@ -10,6 +10,7 @@ from agentenv.plugins.host import PluginHost
 from agentenv.plugins.validate import validate_contribution
 from agentenv_sandbox_local import plugin
 from agentenv_sandbox_local.inline import InlineProvider
+from agentenv_sandbox_local.process import ProcessProvider
 
 
 def test_entry_point_is_declared() -> None:
@@ -21,18 +22,20 @@ def test_entry_point_is_declared() -> None:
 
 def test_hook_returns_a_valid_provider() -> None:
     classes = plugin.agentenv_register_sandbox_providers()
-    assert classes == [InlineProvider]
-    key, problem = validate_contribution("sandbox_providers", InlineProvider)
-    assert (key, problem) == ("inline", None)
-    assert InlineProvider.modes == frozenset({"container"})
+    assert classes == [InlineProvider, ProcessProvider]
+    for cls in classes:
+        key, problem = validate_contribution("sandbox_providers", cls)
+        assert (key, problem) == (cls.name, None)
+        assert cls.modes == frozenset({"container"})
 
 
 def test_kernel_loads_the_plugin() -> None:
     host = PluginHost(environ={"AGENTENV_PLUGINS": "sandbox-local"})
     info = host.find("agentenv-sandbox-local")
     assert info is not None and info.status == "ok", info and info.problems
-    entry = host.registry("sandbox_providers")["inline"]
-    assert entry.obj is InlineProvider and entry.dist == "agentenv-sandbox-local"
+    for name, cls in (("inline", InlineProvider), ("process", ProcessProvider)):
+        entry = host.registry("sandbox_providers")[name]
+        assert entry.obj is cls and entry.dist == "agentenv-sandbox-local"
 
 
 def test_entry_module_is_light() -> None:

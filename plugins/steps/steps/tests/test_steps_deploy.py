@@ -124,14 +124,111 @@ def test_execute_errors_name_the_field(runs, step, fields, message):
     assert message in step(record, "world")["error"]
 
 
-def test_served_sandbox_is_refused_when_the_provider_exists(runs, step):
-    from agentenv.plugins.host import get_host
+# ---- served worlds ---------------------------------------------------------------------------------------
+@pytest.fixture
+def state_dir(tmp_path, monkeypatch):
+    """Sandbox state files of this test only."""
+    monkeypatch.setenv("AGENTENV_STATE_DIR", str(tmp_path / "sandbox-state"))
+    return tmp_path / "sandbox-state" / "process-sandboxes"
 
-    providers = [name for name in get_host().registry("sandbox_providers") if name != "inline"]
-    if not providers:
-        pytest.skip("no non-inline sandbox provider installed")
-    record = runs(task(deploy(sandbox=providers[0])))
-    assert "served worlds are not supported by this version of deploy_env" in step(record, "world")["error"]
+
+def _gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2] == "Z"
+
+
+def test_process_sandbox_serves_the_world_with_roles_settings_and_clock(runs, step, state_dir):
+    post = {"call": "post_message", "args": {"channel": "#general", "text": "served"}, "expect": "ok"}
+    forbidden = {"call": "list_channels", "args": {}, "save": "refused"}
+    record = runs(
+        task(
+            deploy(
+                sandbox="process",
+                roles={"poster": {"tools": ["post_message", "get_time"]}},
+                settings={"slack": {"user_id": "U_SAM"}},
+                start="2026-12-01T08:00:00Z",
+            ),
+            clock(start="2026-12-01T09:30:00Z"),
+            scripted("agent", "world", [post, forbidden], role="poster"),
+            prompt("go", "agent"),
+            {
+                "id": "check",
+                "type": "env_outcome_verifier",
+                "env": "world",
+                "checks": [
+                    {
+                        "sql": "SELECT user_id FROM messages WHERE text = 'served'",
+                        "env": "slack",
+                        "equals": "U_SAM",
+                    }
+                ],
+            },
+        )
+    )
+    assert record["status"] == "succeeded", [s.get("error") for s in record["steps"]]
+    output = step(record, "world")["output"]
+    assert output["sandbox"] == "process" and output["url"].startswith("http://127.0.0.1:")
+    assert output["envs"] == ["slack"] and output["tools"] > 5
+    assert record["score"] == 1.0
+    events = runs.trajectory(record)
+    posted = calls(events, "post_message")
+    assert posted[0]["role"] == "poster" and posted[0]["virtual_time"].startswith("2026-12-01T09:30:00")
+    assert calls(events, "list_channels")[0]["error"]["code"] == "forbidden"
+    assert [e["kind"] for e in events][-1] == "agent_turn"
+    assert _gone(output["pid"]) and not list(state_dir.glob("*.json"))
+
+
+def test_run_override_picks_the_sandbox_and_a_non_default_field_wins(runs, step, state_dir):
+    record = runs(task(deploy()), overrides={"sandbox": "process"})
+    assert step(record, "world")["output"]["sandbox"] == "process"
+    record = runs(task(deploy(sandbox="process")), overrides={"sandbox": "moonbase"})
+    assert step(record, "world")["output"]["sandbox"] == "process"
+    record = runs(task(deploy()), overrides={"sandbox": "moonbase"})
+    assert "field `sandbox (from --sandbox)`: no sandbox provider 'moonbase'" in step(record, "world")["error"]
+
+
+def test_a_server_that_does_not_come_up_fails_with_its_output_and_is_removed(runs, step, state_dir):
+    record = runs(task(deploy(sandbox="process", ready_timeout=0.001)))
+    error = step(record, "world")["error"]
+    assert "the world did not start in the process sandbox" in error
+    assert "last output:" in error and "agentenv serve" in error.replace("-m agentenv serve", "agentenv serve")
+    assert "AGENTENV_WORLD_TOKEN" not in error.split("command:")[0]
+    assert not list(state_dir.glob("*.json"))
+
+
+def test_served_worlds_keep_the_control_role(runs, step, state_dir):
+    record = runs(task(deploy(sandbox="process", roles={"control": {}})))
+    assert "field `roles.control`" in step(record, "world")["error"]
+
+
+def test_served_world_needs_the_gateway(runs, step, state_dir, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_gateway(name, *args, **kwargs):
+        if name.startswith("agentenv_gateway"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_gateway)
+    record = runs(task(deploy(sandbox="process")))
+    assert "agentenv plugin add agentenv-gateway" in step(record, "world")["error"]
+
+
+def test_serve_plan_keeps_tokens_off_the_command_line():
+    settings = deploy_module.DeployEnvSettings(envs=["slack"], roles={"r": {"tools": ["*"]}})
+    plan = deploy_module.ServePlan(settings, {"slack": Env}, [], seed=3)
+    command = plan.command("python3", "0.0.0.0", "8000")
+    assert set(plan.tokens) == {"default", "control", "r"}
+    assert not any(token in " ".join(command) for token in plan.tokens.values())
+    assert sorted(plan.env.values()) == sorted(plan.tokens.values())
+    role_file = plan.files["world/roles.toml"].decode()
+    assert '[roles."r"]' in role_file and 'token = "env:AGENTENV_WORLD_TOKEN_2"' in role_file
+    assert command[command.index("--seed") + 1] == "3"
 
 
 @pytest.mark.parametrize(

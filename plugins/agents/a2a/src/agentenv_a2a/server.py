@@ -17,15 +17,19 @@ import asyncio
 import contextvars
 import json
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from agentenv.contracts.agent import AgentKind, ToolAccess
 
+from agentenv_a2a.config import EXTENSION_PATH, EXTENSION_URI, METHODS
+
 if TYPE_CHECKING:
     from a2a.server.agent_execution import AgentExecutor
     from a2a.types.a2a_pb2 import AgentCard
+
+    from agentenv_a2a.served import ServedAgent
 
 RPC_PATH = "/"
 CARD_PATH = "/.well-known/agent-card.json"
@@ -49,47 +53,128 @@ def build_a2a_app(
     description: str,
     url: str | None = None,
     version: str = "0.1.0",
+    install: dict[str, Any] | None = None,
+    make_agent: Callable[[], AgentKind] | None = None,
 ) -> Any:
-    """An ASGI app serving `agent` over A2A (JSON-RPC binding, protocol 1.0, streaming).
+    """An ASGI app serving `agent` over A2A (JSON-RPC binding, protocol 1.0, streaming), with the
+    agentenv agent-config extension (`urn:agentenv:agent-config/v1`) at `/agentenv`.
 
     `url` is the public base URL the card advertises (JSON-RPC lives at its root); leave it None to
-    advertise whatever address each card request came in on.
+    advertise whatever address each card request came in on. `install` is the install declaration the
+    card carries (default: the agent's spec file and a check, see `served.default_install`);
+    `make_agent` makes a fresh instance of the agent for `state/load` and `state/reset` (default: the
+    agent's class with its settings). The `ServedAgent` is available as `app.state.served`.
     """
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
     from a2a.server.tasks import InMemoryTaskStore
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
+    from starlette.routing import Route
 
+    from agentenv_a2a.served import ServedAgent
+
+    served = ServedAgent(agent, tools, name=name, description=description, make_agent=make_agent, install=install)
     card = agent_card(agent, name=name, description=description, url=url or "http://localhost/", version=version)
     handler = DefaultRequestHandler(
-        agent_executor=make_executor(agent, tools),
+        agent_executor=make_executor(served),
         task_store=InMemoryTaskStore(),
         agent_card=card,
     )
 
-    async def advertise_request_url(served: AgentCard) -> AgentCard:
-        base = _request_base.get()
-        if url is not None or base is None:
-            return served
+    async def current_card(served_card: AgentCard) -> AgentCard:
+        """The card as configured now: name, description, skills, and addresses for this request."""
         from a2a.types.a2a_pb2 import AgentCard as CardType
 
+        base = url or _request_base.get() or "http://localhost/"
         fitted = CardType()
-        fitted.CopyFrom(served)
-        for interface in fitted.supported_interfaces:
-            interface.url = base
+        fitted.CopyFrom(served_card)
+        if url is None and _request_base.get() is not None:
+            for interface in fitted.supported_interfaces:
+                interface.url = base
+        apply_config(fitted, served, endpoint=base.rstrip("/") + EXTENSION_PATH)
         return fitted
 
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         yield
         await handler.aclose()  # drain running tasks so shutdown leaves nothing behind
+        served.close()
 
     routes = [
-        *create_agent_card_routes(card, card_modifier=advertise_request_url, card_url=CARD_PATH),
+        *create_agent_card_routes(card, card_modifier=current_card, card_url=CARD_PATH),
+        Route(EXTENSION_PATH, extension_endpoint(served), methods=["POST"]),
         *create_jsonrpc_routes(handler, rpc_url=RPC_PATH),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(_RequestBase)], lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=[Middleware(_RequestBase)], lifespan=lifespan)
+    app.state.served = served
+    return app
+
+
+def apply_config(card: AgentCard, served: ServedAgent, *, endpoint: str) -> None:
+    """Put the served agent's current configuration on `card`: identity, configured skills, the extension."""
+    from a2a.types.a2a_pb2 import AgentExtension, AgentSkill
+    from google.protobuf.struct_pb2 import Struct
+
+    config = served.config
+    card.name = config.name
+    card.description = config.description
+    for skill in config.skills:
+        card.skills.append(
+            AgentSkill(
+                id=f"skill:{skill.name}",
+                name=skill.name,
+                description=skill.description or skill.text or skill.name,
+                tags=["agentenv", "configured"],
+            )
+        )
+    params = Struct()
+    params.update(served.extension_params(endpoint))
+    card.capabilities.extensions.append(
+        AgentExtension(
+            uri=EXTENSION_URI,
+            description="agentenv agent configuration: config/get|set, state/save|load|reset, trajectory/get "
+            "(JSON-RPC 2.0 at params.endpoint); params.install is the install declaration.",
+            required=False,
+            params=params,
+        )
+    )
+
+
+def extension_endpoint(served: ServedAgent) -> Callable[[Any], Awaitable[Any]]:
+    """The Starlette endpoint answering the extension's JSON-RPC 2.0 methods."""
+    from starlette.responses import JSONResponse
+
+    from agentenv_a2a.served import ConfigRefused
+
+    def reply(request_id: Any, *, result: Any = None, code: int = 0, message: str = "") -> Any:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        if code:
+            body["error"] = {"code": code, "message": message}
+        else:
+            body["result"] = result
+        return JSONResponse(body)
+
+    async def endpoint(request: Any) -> Any:
+        try:
+            call = json.loads(await request.body())
+        except ValueError as exc:
+            return reply(None, code=-32700, message=f"parse error: {exc}")
+        if not isinstance(call, dict) or not isinstance(call.get("method"), str):
+            return reply(None, code=-32600, message="invalid request: send a JSON-RPC 2.0 object with `method`")
+        request_id, params = call.get("id"), call.get("params") or {}
+        if not isinstance(params, dict):
+            return reply(request_id, code=-32602, message="params must be an object")
+        try:
+            result = await asyncio.to_thread(served.handle, call["method"], params)
+        except LookupError:
+            known = ", ".join(METHODS)
+            return reply(request_id, code=-32601, message=f"method not found: {call['method']!r} (methods: {known})")
+        except ConfigRefused as exc:
+            return reply(request_id, code=-32602, message=str(exc))
+        return reply(request_id, result=result)
+
+    return endpoint
 
 
 def agent_card(agent: AgentKind, *, name: str, description: str, url: str, version: str = "0.1.0") -> AgentCard:
@@ -117,11 +202,11 @@ def agent_card(agent: AgentKind, *, name: str, description: str, url: str, versi
     )
 
 
-def make_executor(agent: AgentKind, tools: ToolAccess) -> AgentExecutor:
-    """An a2a-sdk `AgentExecutor` running `agent.respond` once per incoming message.
+def make_executor(served: ServedAgent) -> AgentExecutor:
+    """An a2a-sdk `AgentExecutor` running the served agent once per incoming message.
 
-    Prompts are answered one at a time (a lock), because an agent instance and the world it acts in
-    are one conversation, not a pool.
+    Prompts are answered one at a time (the served agent's lock), because an agent instance and the
+    world it acts in are one conversation, not a pool; each runs in a worker thread.
     """
     from a2a.helpers import new_task_from_user_message, new_text_part
     from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -131,9 +216,6 @@ def make_executor(agent: AgentKind, tools: ToolAccess) -> AgentExecutor:
     from agentenv_a2a.parts import parts_from_response
 
     class AgentenvExecutor(AgentExecutor):
-        def __init__(self) -> None:
-            self.lock = asyncio.Lock()
-
         async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
             task = context.current_task
             if task is None:
@@ -144,10 +226,11 @@ def make_executor(agent: AgentKind, tools: ToolAccess) -> AgentExecutor:
             await updater.start_work()
             prompt = _prompt_text(context)
             try:
-                async with self.lock:
-                    response = await agent.respond(prompt, tools)
+                response = await asyncio.to_thread(
+                    served.respond, prompt, task_id=task.id, context_id=task.context_id
+                )
             except Exception as exc:  # the agent's failure is the task's failure, reported to the caller
-                detail = f"agent {agent.name!r} failed: {type(exc).__name__}: {exc}"
+                detail = f"agent {served.agent.name!r} failed: {type(exc).__name__}: {exc}"
                 await updater.failed(updater.new_agent_message([new_text_part(detail)]))
                 return
             parts = parts_from_response(response)
@@ -162,12 +245,21 @@ def make_executor(agent: AgentKind, tools: ToolAccess) -> AgentExecutor:
 
 
 def _prompt_text(context: Any) -> str:
-    """The user's text parts, then any data parts as JSON lines (agents take one prompt string)."""
+    """The user's text parts, then data parts as JSON lines, then a line per file part (agents take one
+    prompt string): `[attached file NAME (MEDIA TYPE, N bytes)]`, or `… at URL` for a file by reference."""
     from google.protobuf.json_format import MessageToDict
 
-    text = str(context.get_user_input())
-    data = [MessageToDict(p.data) for p in context.message.parts if p.HasField("data")] if context.message else []
-    return "\n".join([text, *(json.dumps(item, sort_keys=True) for item in data)]) if data else text
+    lines = [str(context.get_user_input())]
+    for part in context.message.parts if context.message else []:
+        if part.HasField("data"):
+            lines.append(json.dumps(MessageToDict(part.data), sort_keys=True))
+        elif part.HasField("raw"):
+            media = part.media_type or "application/octet-stream"
+            lines.append(f"[attached file {part.filename or 'unnamed'} ({media}, {len(part.raw)} bytes)]")
+        elif part.HasField("url"):
+            media = part.media_type or "unknown type"
+            lines.append(f"[attached file {part.filename or 'unnamed'} ({media}) at {part.url}]")
+    return "\n".join(line for line in lines if line) if len(lines) > 1 else lines[0]
 
 
 class _RequestBase:

@@ -43,6 +43,10 @@ def serve(
         typer.Option("--upstream", help="NAME=COMMAND… (stdio) or NAME=http://…/mcp: front an MCP server; repeatable."),
     ] = [],  # noqa: B006
     url: Annotated[str | None, typer.Option(help="Public base URL for the card (default: from each request).")] = None,
+    settings_file: Annotated[
+        Path | None,
+        typer.Option("--settings-file", help="JSON object: env name → that env's settings."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="World seed.")] = 0,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
@@ -66,7 +70,8 @@ def serve(
                 f"--token: role(s) {', '.join(undefined)} are not defined; define them in --role-file "
                 f'([roles.NAME] tools = ["*"], deny = [...]) or use role `default`'
             )
-        world = build_world(envs, artifacts=artifact, roles=roles or None, seed=seed)
+        env_settings = _read_settings(settings_file) if settings_file else None
+        world = build_world(envs, artifacts=artifact, roles=roles or None, seed=seed, settings=env_settings)
         app = build_app(world, tokens=tokens or None, upstreams=upstream or None, url=url)
     except (AuthConfigError, WorldError, ArtifactError, UpstreamError, ValueError) as exc:
         fail(str(exc), code=2)
@@ -90,6 +95,19 @@ def serve(
         pass
     finally:
         app.close()
+
+
+def _read_settings(path: Path) -> dict[str, dict[str, Any]]:
+    """`--settings-file`: {env: {setting: value}}; a ValueError names the file and what is wrong."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"--settings-file {path}: cannot read it ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--settings-file {path}: not valid JSON ({exc})") from None
+    if not isinstance(document, dict) or not all(isinstance(v, dict) for v in document.values()):
+        raise ValueError(f"--settings-file {path}: must be a JSON object of env name → object of settings")
+    return document
 
 
 # ---- tools ---------------------------------------------------------------------------------------------

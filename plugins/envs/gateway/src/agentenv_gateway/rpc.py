@@ -105,6 +105,11 @@ class ClockAdvanceParams(_Params):
     seconds: float = Field(gt=0)
 
 
+class ClockRunParams(_Params):
+    until: str | None = Field(None, description="Stop at this virtual time (ISO 8601); absent = when no event is left.")
+    max_events: int = Field(1_000_000, gt=0)
+
+
 class TriggersRegisterParams(_Params):
     triggers: list[dict[str, Any]] = Field(min_length=1)
 
@@ -243,6 +248,17 @@ def clock_advance(gw: Gateway, params: ClockAdvanceParams, role: str) -> dict[st
     return _clock_state(gw) | {"fired": fired}
 
 
+def clock_run_until_idle(gw: Gateway, params: ClockRunParams, role: str) -> dict[str, Any]:
+    """Event-driven time: jump from one scheduled trigger to the next until none is left (or `until`)."""
+    if not gw.world.clock.armed:
+        raise invalid("until", "the clock is not set; call clock/set first")
+    try:
+        fired = gw.world.run_until_idle(params.until, max_events=params.max_events)
+    except ValueError as exc:
+        raise invalid("until", str(exc).split(": ", 1)[-1]) from None
+    return _clock_state(gw) | {"fired": fired}
+
+
 def triggers_register(gw: Gateway, params: TriggersRegisterParams, role: str) -> dict[str, Any]:
     """Arm every trigger or none."""
     added: list[str] = []
@@ -347,6 +363,7 @@ METHODS: dict[str, Method] = {
     "clock/get": Method(NoParams, clock_get),
     "clock/clear": Method(NoParams, clock_clear),
     "clock/advance": Method(ClockAdvanceParams, clock_advance),
+    "clock/run_until_idle": Method(ClockRunParams, clock_run_until_idle),
     "triggers/register": Method(TriggersRegisterParams, triggers_register),
     "triggers/remove": Method(TriggerRemoveParams, triggers_remove),
     "triggers/state": Method(NoParams, triggers_state),

@@ -139,6 +139,13 @@ class UpstreamConnection:
             if not cursor:
                 return tools
 
+    def list_tools(self, timeout: float = CALL_TIMEOUT) -> list[Any]:
+        """List the tools again (they may change mid-session: a world's tool access can)."""
+        if self.session is None:
+            raise UpstreamError(f"upstream {self.name} is not connected")
+        self.tools = asyncio.run_coroutine_threadsafe(self._list(self.session), self._loop).result(timeout)
+        return self.tools
+
     def call(self, tool: str, arguments: dict[str, Any], timeout: float = CALL_TIMEOUT) -> Any:
         """Call an upstream tool and wait for its `CallToolResult` (from any thread but the loop's own)."""
         if self.session is None:

@@ -253,3 +253,54 @@ def build_world_image(
         )
         log(f"building {tag} on {image}")
         return build_image(context, tag, image, settings=settings)
+
+
+def world_image_tag(dists: list[str]) -> str:
+    """`agentenv/world:<hash>` of the installed versions of agentenv-kernel and `dists`.
+
+    A distribution installed from a local folder (an editable workspace install) also contributes the
+    newest modification time of its `pyproject.toml` and of the files under its `src/` folder (what goes
+    into its wheel), so changing its code without bumping the version rebuilds; tests and docs do not.
+    """
+    import hashlib
+
+    hasher = hashlib.sha256()
+    for dist in sorted(set(["agentenv-kernel", *dists])):
+        try:
+            found = importlib.metadata.distribution(dist)
+        except importlib.metadata.PackageNotFoundError:
+            raise ImageBuildError(f"distribution {dist!r} is not installed here; install it first") from None
+        hasher.update(f"{dist}=={found.version}\n".encode())
+        raw = found.read_text("direct_url.json")
+        if raw and json.loads(raw).get("url", "").startswith("file://"):
+            folder = distribution_folder(dist)
+            sources = folder / "src" if (folder / "src").is_dir() else folder
+            files = [folder / "pyproject.toml", *sources.rglob("*")]
+            newest = max(
+                (p.stat().st_mtime_ns for p in files if p.is_file() and "__pycache__" not in p.parts), default=0
+            )
+            hasher.update(f"{folder}@{newest}\n".encode())
+    return f"agentenv/world:{hasher.hexdigest()[:16]}"
+
+
+def ensure_world_image(
+    dists: list[str],
+    *,
+    settings: DockerSettings | dict[str, Any] | None = None,
+    log: Callable[[str], None] = lambda _msg: None,
+) -> tuple[str, bool]:
+    """(tag, built now): the world image for `dists` (see `world_image_tag`), built only when it is missing."""
+    from docker.errors import ImageNotFound
+
+    settings = DockerSettings.load(settings)
+    tag = world_image_tag(dists)
+    client = _client(settings)
+    try:
+        client.images.get(tag)
+        return tag, False
+    except ImageNotFound:
+        pass
+    finally:
+        client.close()
+    build_world_image(dists, tag, settings=settings, log=log)
+    return tag, True

@@ -1,5 +1,6 @@
-"""Entry module of `agentenv-docker`: the `docker` sandbox provider, the `run_docker_container` step and
-the `agentenv docker` command. Nothing heavy is imported here; classes are imported inside the hooks."""
+"""Entry module of `agentenv-docker`: the `docker` sandbox provider, the `run_docker_container` and
+`run_container_unit_tests_verifier` steps and the `agentenv docker` command. Nothing heavy is imported here;
+classes are imported inside the hooks."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ def agentenv_register_sandbox_providers() -> list[type[Any]]:
 
 @hookimpl
 def agentenv_register_steps() -> list[type[Any]]:
-    """`run_docker_container`: build an image from a context in the bundle, run it, wait until it is ready."""
+    """`run_docker_container`: build an image from a context in the bundle, run it, wait until it is ready;
+    `run_container_unit_tests_verifier`: score a test command run in such a container."""
     from agentenv_docker.step import RunDockerContainer
+    from agentenv_docker.unit_tests import RunContainerUnitTestsVerifier
 
-    return [RunDockerContainer]
+    return [RunDockerContainer, RunContainerUnitTestsVerifier]
 
 
 @hookimpl

@@ -35,7 +35,7 @@ from agentenv_sandbox_local.procs import group_alive, kill_group, start_time
 TIMEOUT_EXIT_CODE = 124
 """Exit code of a command killed for running past its timeout (as coreutils `timeout` reports it)."""
 
-_SETTINGS_TABLE = "[plugins.agentenv-sandbox-local.inline]"
+_SETTINGS_TABLE = "[plugins.agentenv-sandbox-local.{}]"
 
 
 class InlineSettings(BaseModel):
@@ -54,11 +54,11 @@ class InlineSettings(BaseModel):
     )
 
 
-def default_state_dir(environ: Mapping[str, str]) -> Path:
+def default_state_dir(environ: Mapping[str, str], folder: str = "inline-sandboxes") -> Path:
     base = environ.get("AGENTENV_STATE_DIR")
     if base:
-        return Path(base).expanduser() / "inline-sandboxes"
-    return Path.home() / ".cache" / "agentenv" / "inline-sandboxes"
+        return Path(base).expanduser() / folder
+    return Path.home() / ".cache" / "agentenv" / folder
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -99,6 +99,8 @@ def _remove_tree(path: Path) -> None:
 class InlineSandbox(Sandbox):
     """One work folder plus the process groups started in it, mirrored in a JSON state file."""
 
+    kind = "inline"
+
     def __init__(self, state_path: Path, state: dict[str, Any]) -> None:
         self.id: str = state["id"]
         self.labels: dict[str, str] = dict(state["labels"])
@@ -112,7 +114,7 @@ class InlineSandbox(Sandbox):
         self._children: list[subprocess.Popen[bytes]] = []  # started here; reaped on teardown
 
     def __repr__(self) -> str:
-        return f"<InlineSandbox {self.id} {self.workdir}>"
+        return f"<{type(self).__name__} {self.id} {self.workdir}>"
 
     # -- bookkeeping ------------------------------------------------------------------------------
 
@@ -144,7 +146,7 @@ class InlineSandbox(Sandbox):
         if status == "running":
             return
         why = f"expired: ttl_seconds={self.spec.ttl_seconds} has passed" if self.expired else "torn down"
-        raise RuntimeError(f"inline sandbox {self.id} is {status} ({why}); create a new sandbox")
+        raise RuntimeError(f"{self.kind} sandbox {self.id} is {status} ({why}); create a new sandbox")
 
     def _environ(self) -> dict[str, str]:
         return {**os.environ, "HOME": str(self.workdir), **self.spec.env}
@@ -198,7 +200,7 @@ class InlineSandbox(Sandbox):
                 proc.kill()
                 out, err = b"", b""
             code = TIMEOUT_EXIT_CODE
-            note = f"\n[inline] timed out after {timeout}s; killed process group {proc.pid}\n"
+            note = f"\n[{self.kind}] timed out after {timeout}s; killed process group {proc.pid}\n"
         except BaseException:
             kill_group(proc.pid, None)
             proc.wait()
@@ -226,6 +228,10 @@ class InlineSandbox(Sandbox):
             self._children.append(proc)
             self._record({"pid": proc.pid, "started": start_time(proc.pid), "command": command, "log": str(log)})
         return proc.pid
+
+    def _launch(self, command: list[str]) -> int:
+        """Start the spec's own command (called once, by the provider's `create`)."""
+        return self.start(command)
 
     def put_file(self, path: str, data: bytes) -> None:
         self._require_running()
@@ -271,20 +277,27 @@ class InlineProvider(SandboxProvider):
     modes = frozenset({"container"})
     Settings = InlineSettings
 
+    sandbox_class: type[InlineSandbox] = InlineSandbox
+
     def __init__(
         self, settings: BaseModel | dict[str, Any] | None = None, *, environ: Mapping[str, str] | None = None
     ) -> None:
-        if not isinstance(settings, InlineSettings):
+        if not isinstance(settings, self.Settings):
             raw = settings.model_dump() if isinstance(settings, BaseModel) else settings or {}
-            settings = InlineSettings.model_validate(raw)
+            settings = self.Settings.model_validate(raw)
+        assert isinstance(settings, InlineSettings)
         self.settings = settings
         environ = os.environ if environ is None else environ
-        self.state_dir = Path(settings.state_dir).expanduser() if settings.state_dir else default_state_dir(environ)
+        self.state_dir = (
+            Path(settings.state_dir).expanduser()
+            if settings.state_dir
+            else default_state_dir(environ, f"{self.name}-sandboxes")
+        )
         self.root = Path(settings.root).expanduser() if settings.root else None
 
     def available(self) -> tuple[bool, str]:
         if sys.platform == "win32" or not hasattr(os, "killpg"):
-            return False, "inline needs POSIX process groups (Linux or macOS)"
+            return False, f"{self.name} needs POSIX process groups (Linux or macOS)"
         return True, ""
 
     def refusals(self, spec: SandboxSpec) -> list[str]:
@@ -292,17 +305,17 @@ class InlineProvider(SandboxProvider):
         reasons = []
         if spec.mode not in self.modes:
             reasons.append(
-                f"mode={spec.mode!r}: inline runs processes on this host and has no VM; "
+                f"mode={spec.mode!r}: {self.name} runs processes on this host and has no VM; "
                 "use a provider whose modes include 'vm'"
             )
         if spec.image is not None:
             reasons.append(
-                f"image={spec.image!r}: inline runs commands on the host and cannot use an image; "
+                f"image={spec.image!r}: {self.name} runs commands on the host and cannot use an image; "
                 "drop `image` or use a container provider such as docker"
             )
         if spec.network.mode != "allow_all":
             reasons.append(
-                f"network.mode={spec.network.mode!r}: inline cannot restrict the network of host processes; "
+                f"network.mode={spec.network.mode!r}: {self.name} cannot restrict the network of host processes; "
                 "use network.mode='allow_all' or a provider that enforces allowlists"
             )
         if not self.settings.ignore_limits:
@@ -310,20 +323,20 @@ class InlineProvider(SandboxProvider):
                 value = getattr(spec, field)
                 if value is not None:
                     reasons.append(
-                        f"{field}={value!r}: inline does not enforce resource limits; drop the field, "
-                        f"or set ignore_limits = true under {_SETTINGS_TABLE} to accept it unenforced"
+                        f"{field}={value!r}: {self.name} does not enforce resource limits; drop the field, or set "
+                        f"ignore_limits = true under {_SETTINGS_TABLE.format(self.name)} to accept it unenforced"
                     )
         return reasons
 
     def create(self, spec: SandboxSpec) -> InlineSandbox:
         reasons = self.refusals(spec)
         if reasons:
-            raise SpecRefused("inline sandbox cannot honour the spec: " + "; ".join(reasons))
+            raise SpecRefused(f"{self.name} sandbox cannot honour the spec: " + "; ".join(reasons))
         self.state_dir.mkdir(parents=True, exist_ok=True)
         if self.root is not None:
             self.root.mkdir(parents=True, exist_ok=True)
         while True:  # claim a fresh id: creating its state file exclusively makes the id ours
-            sandbox_id = f"inline-{secrets.token_hex(6)}"
+            sandbox_id = f"{self.name}-{secrets.token_hex(6)}"
             state_path = self.state_dir / f"{sandbox_id}.json"
             try:
                 state_path.open("x").close()
@@ -344,6 +357,7 @@ class InlineProvider(SandboxProvider):
                 "deadline": None if spec.ttl_seconds is None else now + spec.ttl_seconds,
                 "owner_pid": os.getpid(),
                 "processes": [],
+                **self._extra_state(spec),
             }
             _write_json(state_path, state)
         except BaseException:
@@ -351,27 +365,31 @@ class InlineProvider(SandboxProvider):
                 _remove_tree(workdir)
             state_path.unlink(missing_ok=True)
             raise
-        sandbox = InlineSandbox(state_path, state)
+        sandbox = self.sandbox_class(state_path, state)
         if spec.command:
             try:
-                sandbox.start(spec.command)
+                sandbox._launch(spec.command)
             except BaseException:
                 sandbox.teardown()
                 raise
         return sandbox
+
+    def _extra_state(self, spec: SandboxSpec) -> dict[str, Any]:
+        """Provider-specific fields of a new sandbox's state file (none for `inline`)."""
+        return {}
 
     def list(self, labels: dict[str, str]) -> list[Sandbox]:
         """Every sandbox in the registry carrying all of `labels`, oldest first, expired ones included."""
         found: list[InlineSandbox] = []
         if not self.state_dir.is_dir():
             return []
-        for path in self.state_dir.glob("inline-*.json"):
+        for path in self.state_dir.glob(f"{self.name}-*.json"):
             state = _read_json(path)
             if state is None or state.get("provider") != self.name:
                 continue  # being written, or not ours
             have = state.get("labels") or {}
             if all(have.get(key) == value for key, value in labels.items()):
-                found.append(InlineSandbox(path, state))
+                found.append(self.sandbox_class(path, state))
         found.sort(key=lambda s: (s.created, s.id))
         return list[Sandbox](found)
 

@@ -57,3 +57,18 @@ def kill_group(pgid: int, started: int | None) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+def process_alive(pid: int, started: int | None) -> bool:
+    """Whether process `pid` (recorded with start time `started`) still runs: not gone, not reused, not a zombie."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        try:
+            os.kill(pid, 0)  # no /proc (macOS): all we can tell is whether the pid exists
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    if raw[raw.rindex(")") + 2 :].split()[0] == "Z":
+        return False
+    return started is None or start_time(pid) == started

@@ -17,6 +17,7 @@ from agentenv.world.world import World
 from pydantic import Field, ValidationError
 
 from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message
+from agentenv_steps.reactions import AgentReactions
 
 POLICY_SUFFIXES = (".toml", ".json")
 MODEL_FIELDS = ("base_url", "api_key", "model")
@@ -35,6 +36,8 @@ class DeployedAgent:
     """The deploy_env step id of its world."""
     kind: str
     world: World
+    reactions: AgentReactions | None = None
+    """Scripted reactions of the simulated user (register_agent_triggers), consulted by prompt_agent."""
 
 
 # ---- deploy_agent -----------------------------------------------------------------------------------
@@ -241,6 +244,7 @@ class PromptAgent(CoreStep):
         turns: list[dict[str, Any]] = []
         files: dict[str, str] = {}
         world = deployed.world
+        via: str | None = None
         while True:
             try:
                 response = await deployed.agent.respond(text, deployed.tools)
@@ -249,7 +253,7 @@ class PromptAgent(CoreStep):
                     f"the {deployed.kind} agent failed on turn {len(turns) + 1}: {type(exc).__name__}: {exc}"
                 ) from None
             reply = str(getattr(response, "text", "") or "")
-            turns.append({"user": text, "agent": reply})
+            turns.append({"user": text, "agent": reply, **({"reaction": via} if via else {})})
             files.update(getattr(response, "files", None) or {})
             world.trajectory.record(
                 "agent_turn",
@@ -259,9 +263,12 @@ class PromptAgent(CoreStep):
                 user=text,
                 agent=reply,
             )
-            if not pending or len(turns) >= settings.max_turns or (stop is not None and stop.search(reply)):
+            if len(turns) >= settings.max_turns or (stop is not None and stop.search(reply)):
                 break
-            text = pending.pop(0)
+            reaction = deployed.reactions.react(len(turns), reply, world) if deployed.reactions else None
+            if reaction is None and not pending:
+                break
+            text, via = (fill(reaction.reply, ctx), reaction.id) if reaction else (pending.pop(0), None)
         stored = {}
         for name, content in files.items():  # the agent's output files live with the run in the object store
             key = f"runs/{ctx.run_id}/files/{ctx.step_id}/{name}"

@@ -1,15 +1,28 @@
-"""`deploy_env`: a world of installed envs with artifacts, roles and settings, in process.
+"""`deploy_env`: a world of installed envs with artifacts, roles and settings, in process or served.
 
-Rollouts deploy the same world thousands of times, and loading artifacts is the slow part. So the
-first deploy of a given world (envs, artifacts by content hash, roles, settings) builds a template and
-keeps it for the process; every deploy, first included, is a `fork()` of that template: a memory copy
-of each env's database. Deployed worlds never share state.
+In process (`sandbox = "inline"`, the default): rollouts deploy the same world thousands of times, and
+loading artifacts is the slow part. So the first deploy of a given world (envs, artifacts by content hash,
+roles, settings) builds a template and keeps it for the process; every deploy, first included, is a
+`fork()` of that template: a memory copy of each env's database. Deployed worlds never share state.
+
+Served (`sandbox = "process"`, `"docker"`, a chain such as `"docker,process"`, or `agentenv run --sandbox`):
+the world runs as `agentenv serve` in a sandbox, with a fresh bearer token per role, and the step hands
+later steps an `agentenv_gateway.client.RemoteWorld`, so agents reach it over MCP and verifiers read its
+state as usual. `inline` inside a chain (`"docker,inline"`) means: in process when nothing before it can serve.
 """
 
 from __future__ import annotations
 
+import asyncio
+import gzip
+import hashlib
 import json
+import secrets
+import shlex
+import sys
+import time
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 from agentenv.contracts import StepFailed
@@ -25,6 +38,10 @@ from agentenv_steps._common import CoreStep, StepSettings, validation_message
 from agentenv_steps.persona import llm_responder, model_settings
 
 INLINE = "inline"
+SERVE_PORT = 8000
+"""The port the world listens on inside its sandbox (`process` maps it to a free loopback port)."""
+WORLD_DIR = "world"
+"""Folder in the sandbox for the role file, artifacts and settings the server reads at start."""
 TEMPLATE_CACHE_SIZE = 16
 _templates: OrderedDict[tuple[Any, ...], World] = OrderedDict()
 
@@ -47,7 +64,15 @@ class DeployEnvSettings(StepSettings):
         default_factory=dict, description="Role → {tools, deny}; the `default` role sees every tool unless redefined."
     )
     settings: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Env name → that env's settings.")
-    sandbox: str = Field(INLINE, min_length=1, description="Where the world runs; this version runs `inline` only.")
+    sandbox: str = Field(
+        INLINE,
+        min_length=1,
+        description="Where the world runs: `inline` = in process (default; `agentenv run --sandbox` overrides it), "
+        "or a sandbox provider serving it over MCP (`process`, `docker`), or a fallback chain (`docker,process`).",
+    )
+    ready_timeout: float = Field(
+        120.0, gt=0, description="Seconds a served world may take to answer its Environment Card before the step fails."
+    )
     start: str = Field(
         DEFAULT_START,
         description="The virtual time the world starts at (frozen until sync_env_clock says otherwise), so every "
@@ -94,10 +119,14 @@ class DeployEnv(CoreStep):
 
     async def execute(self, settings: DeployEnvSettings, ctx: Any) -> dict[str, Any]:
         step_id = self.own_id(ctx)
-        _check_sandbox(settings.sandbox, ctx)
+        chain = sandbox_chain(settings, ctx)
         classes = _env_classes(settings.envs, ctx)
         pairs = _artifacts.resolve_all(settings.artifacts, classes, ctx)
         kinds = {name: entry.obj for name, entry in ctx.host.registry("trigger_kinds").items()}
+        if chain != [INLINE]:
+            served = await _deploy_served(settings, chain, classes, pairs, kinds, ctx, step_id)
+            if served is not None:
+                return served
         key = (
             tuple(classes.items()),
             tuple((env, artifact.sha256) for env, artifact in pairs),
@@ -129,21 +158,24 @@ class DeployEnv(CoreStep):
         }
 
 
-def _check_sandbox(name: str, ctx: Any) -> None:
-    """Only in-process worlds for now; a served world needs the gateway, which this version does not drive."""
-    if name == INLINE:
-        return
+def sandbox_chain(settings: DeployEnvSettings, ctx: Any) -> list[str]:
+    """Provider names to try in order: the step's field when set, else `--sandbox`, else in process."""
+    field = "sandbox"
+    wanted = settings.sandbox
+    if wanted == INLINE and (getattr(ctx, "overrides", None) or {}).get("sandbox"):
+        wanted, field = str(ctx.overrides["sandbox"]), "sandbox (from --sandbox)"
+    names = [part.strip() for part in wanted.split(",") if part.strip()]
+    if not names:
+        raise StepFailed(f"field `{field}`: {wanted!r} names no provider; use {INLINE!r}, process, docker or a chain")
     providers = ctx.host.registry("sandbox_providers")
-    if name in providers:
+    unknown = [name for name in names if name != INLINE and name not in providers]
+    if unknown:
+        known = ", ".join(sorted(providers)) or "none installed"
         raise StepFailed(
-            f"field `sandbox`: {name!r} would serve the world from a sandbox; served worlds are not "
-            f"supported by this version of deploy_env; use sandbox = {INLINE!r} (in process)"
+            f"field `{field}`: no sandbox provider {unknown[0]!r} (installed: {known}); `process` comes with "
+            f"agentenv-sandbox-local, `docker` with agentenv-docker; or use sandbox = {INLINE!r} (in process)"
         )
-    known = ", ".join(sorted(providers)) or "none installed"
-    raise StepFailed(
-        f"field `sandbox`: no sandbox provider {name!r} (installed: {known}); `process` comes with "
-        f"agentenv-sandbox-local, `docker` with agentenv-docker; or use sandbox = {INLINE!r}"
-    )
+    return names
 
 
 def _env_classes(names: list[str], ctx: Any) -> dict[str, type[Env]]:
@@ -156,23 +188,21 @@ def _env_classes(names: list[str], ctx: Any) -> dict[str, type[Env]]:
     return classes
 
 
-def _build_template(
-    settings: DeployEnvSettings,
-    classes: dict[str, type[Env]],
-    pairs: list[tuple[str, Any]],
-    kinds: dict[str, Any],
-) -> World:
+def _make_envs(settings: DeployEnvSettings, classes: dict[str, type[Env]]) -> list[Env]:
     envs = []
     for name, cls in classes.items():
         try:
             envs.append(cls(settings.settings.get(name)))
         except ValidationError as exc:
             raise StepFailed(f"field `settings.{name}`: {validation_message(exc)}") from None
-    roles = {role: spec.model_dump() for role, spec in settings.roles.items()}
-    try:
-        world = World(envs, roles=roles, trigger_kinds=kinds or None)
-    except WorldError as exc:
-        raise StepFailed(f"field `envs`: {exc}") from None
+    return envs
+
+
+def _roles(settings: DeployEnvSettings) -> dict[str, Any]:
+    return {role: spec.model_dump() for role, spec in settings.roles.items()}
+
+
+def _check_roles(settings: DeployEnvSettings, world: World) -> None:
     for role, spec in settings.roles.items():
         for field in ("tools", "deny"):
             unknown = [t for t in getattr(spec, field) if t != "*" and t not in world.tools and t != GET_TIME]
@@ -181,6 +211,19 @@ def _build_template(
                     f"field `roles.{role}.{field}`: no tool {', '.join(map(repr, unknown))} in the world "
                     f"(tools: {', '.join(sorted(world.tools))})"
                 )
+
+
+def _build_template(
+    settings: DeployEnvSettings,
+    classes: dict[str, type[Env]],
+    pairs: list[tuple[str, Any]],
+    kinds: dict[str, Any],
+) -> World:
+    try:
+        world = World(_make_envs(settings, classes), roles=_roles(settings), trigger_kinds=kinds or None)
+    except WorldError as exc:
+        raise StepFailed(f"field `envs`: {exc}") from None
+    _check_roles(settings, world)
     for env_name, artifact in pairs:
         try:
             world.env(env_name).load(artifact)
@@ -203,3 +246,279 @@ def _teardown(ctx: Any, step_id: str, world: World) -> Any:
 def clear_templates() -> None:
     """Forget every cached template (tests, or a process that changed installed envs)."""
     _templates.clear()
+
+
+# ---- served worlds ------------------------------------------------------------------------------------
+HOST_PROVIDERS = frozenset({"process"})
+"""Providers whose commands run on this host: the server is this interpreter, bound to loopback."""
+IMAGE_PROVIDERS = frozenset({"docker"})
+"""Providers that run an image: the server is the image's python, with agentenv installed in it."""
+RESERVED_SERVED_ROLE = "control"
+WAIT_SCRIPT = f'while [ ! -e {WORLD_DIR}/ready ]; do sleep 0.02; done; exec "$@"'
+"""The command waits for the files (role file, artifacts) that can only be put once the sandbox exists."""
+
+
+def _gateway_client() -> Any:
+    try:
+        from agentenv_gateway import client
+    except ImportError:
+        raise StepFailed(
+            "field `sandbox`: serving a world from a sandbox needs agentenv-gateway; install it with "
+            f"`agentenv plugin add agentenv-gateway`, or use sandbox = {INLINE!r} (in process)"
+        ) from None
+    return client
+
+
+def _artifact_file(artifact: Any) -> tuple[bytes, str]:
+    """The artifact's original bytes when its file is at hand (same sha256 on the server), else re-encoded."""
+    source = Path(artifact.source) if artifact.source and not artifact.source.startswith("<") else None
+    if source is not None and source.is_file():
+        raw = source.read_bytes()
+        plain = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        if hashlib.sha256(plain).hexdigest() == artifact.sha256:
+            return raw, ".json.gz" if plain is not raw else ".json"
+    return artifact.to_bytes(), ".json"
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+class ServePlan:
+    """The files, command arguments and environment that start `agentenv serve` for one deploy_env step."""
+
+    def __init__(
+        self, settings: DeployEnvSettings, classes: dict[str, type[Env]], pairs: list[tuple[str, Any]], seed: int
+    ):
+        roles = _roles(settings)
+        self.tokens = {role: secrets.token_urlsafe(24) for role in dict.fromkeys(["default", "control", *roles])}
+        names = {role: f"AGENTENV_WORLD_TOKEN_{index}" for index, role in enumerate(self.tokens)}
+        self.env = {names[role]: token for role, token in self.tokens.items()}
+        self.files: dict[str, bytes] = {}
+        args = [",".join(classes)]
+        for index, (env_name, artifact) in enumerate(pairs):
+            data, suffix = _artifact_file(artifact)
+            path = f"{WORLD_DIR}/artifacts/{index}-{env_name}{suffix}"
+            self.files[path] = data
+            args += ["--artifact", f"{env_name}={path}"]
+        if roles:
+            lines = []
+            for role, spec in roles.items():
+                lines += [
+                    f"[roles.{_toml_string(role)}]",
+                    f"tools = {json.dumps(spec['tools'])}",
+                    f"deny = {json.dumps(spec['deny'])}",
+                    f'token = "env:{names[role]}"',
+                    "",
+                ]
+            self.files[f"{WORLD_DIR}/roles.toml"] = "\n".join(lines).encode()
+            args += ["--role-file", f"{WORLD_DIR}/roles.toml"]
+        for role in ("default", "control"):
+            if role not in roles:
+                args += ["--token", f"{role}=env:{names[role]}"]
+        if settings.settings:
+            self.files[f"{WORLD_DIR}/settings.json"] = json.dumps(settings.settings, default=str).encode()
+            args += ["--settings-file", f"{WORLD_DIR}/settings.json"]
+        self.serve_args = [*args, "--seed", str(seed), "--log-level", "warning"]
+
+    def command(self, python: str, host: str, port: str) -> list[str]:
+        serve = [python, "-m", "agentenv", "serve", *self.serve_args, "--host", host, "--port", port]
+        return ["sh", "-c", WAIT_SCRIPT, "agentenv-serve", *serve]
+
+
+def world_dists(classes: dict[str, type[Env]], ctx: Any) -> list[str]:
+    """The distributions a served world needs inside an image: kernel, gateway, its envs, trigger kinds, stores."""
+    import importlib.metadata
+
+    wanted = ["agentenv-kernel", "agentenv-gateway"]
+    envs = ctx.host.registry("envs")
+    wanted += [envs[name].dist for name in classes if name in envs]
+    wanted += [entry.dist for entry in ctx.host.registry("trigger_kinds").values()]
+    try:
+        importlib.metadata.version("agentenv-store-local")
+        wanted.append("agentenv-store-local")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    return list(dict.fromkeys(wanted))
+
+
+async def _world_image(classes: dict[str, type[Env]], ctx: Any, step_id: str) -> tuple[str, float]:
+    """(tag, seconds spent building: 0 when it existed) of the docker world image."""
+    from agentenv_docker.images import ensure_world_image
+
+    dists = world_dists(classes, ctx)
+    started = time.perf_counter()
+    tag, built = await asyncio.to_thread(ensure_world_image, dists, settings=_docker_settings(ctx), log=ctx.log)
+    seconds = time.perf_counter() - started if built else 0.0
+    if built:
+        ctx.log(f"{step_id}: built world image {tag} ({', '.join(dists)}) in {seconds:.1f}s")
+    return tag, seconds
+
+
+def _docker_settings(ctx: Any) -> dict[str, Any]:
+    entry = ctx.host.registry("sandbox_providers").get("docker")
+    settings: dict[str, Any] = ctx.config.plugin_settings(entry.dist).get("docker") or {} if entry else {}
+    return settings
+
+
+def _last_output(sandbox: Any, lines: int = 30) -> str:
+    logs = getattr(sandbox, "logs", None)
+    if not callable(logs):
+        return "(this provider keeps no output)"
+    try:
+        text = str(logs(tail=lines)).strip()
+    except Exception as exc:  # the sandbox is gone: say so instead of hiding the first error
+        return f"(output unavailable: {type(exc).__name__}: {exc})"
+    return text or "(no output)"
+
+
+async def _deploy_served(
+    settings: DeployEnvSettings,
+    chain: list[str],
+    classes: dict[str, type[Env]],
+    pairs: list[tuple[str, Any]],
+    kinds: dict[str, Any],
+    ctx: Any,
+    step_id: str,
+) -> dict[str, Any] | None:
+    """Serve the world from the first provider of `chain` that can; None when the chain falls back to in process."""
+    from agentenv.contracts import SandboxSpec
+    from agentenv.sandboxes import RUN_LABEL, NoSandbox, create_in_chain, make_provider
+
+    client = _gateway_client()
+    if RESERVED_SERVED_ROLE in settings.roles:
+        raise StepFailed(
+            f"field `roles.{RESERVED_SERVED_ROLE}`: a served world keeps role {RESERVED_SERVED_ROLE!r} for its "
+            "data plane; rename the role"
+        )
+    envs = _make_envs(settings, classes)
+    try:
+        _check_roles(settings, World(envs, roles=_roles(settings), trigger_kinds=kinds or None))
+    except WorldError as exc:
+        raise StepFailed(f"field `envs`: {exc}") from None
+    plan = ServePlan(settings, classes, pairs, ctx.seed)
+    labels = {RUN_LABEL: ctx.run_id, "agentenv.step": step_id}
+    passed: list[str] = []
+    for name in chain:
+        if name == INLINE:
+            ctx.log(f"{step_id}: serving passed to in process ({'; '.join(passed)})")
+            return None
+        try:
+            provider = make_provider(name, ctx.config, ctx.host)
+        except LookupError as exc:
+            passed.append(f"{name}: {exc}")
+            continue
+        usable, reason = provider.available()
+        if not usable:
+            passed.append(f"{name}: not available here: {reason}")
+            continue
+        image, build_seconds = None, 0.0
+        if name in HOST_PROVIDERS:
+            command = plan.command(sys.executable, "127.0.0.1", "{port}")
+        elif name in IMAGE_PROVIDERS:
+            try:
+                image, build_seconds = await _world_image(classes, ctx, step_id)
+            except Exception as exc:  # no SDK, no engine, a failed build: the next provider may do
+                passed.append(f"{name}: no world image: {type(exc).__name__}: {exc}")
+                continue
+            command = plan.command("python3", "0.0.0.0", str(SERVE_PORT))
+        else:
+            passed.append(f"{name}: deploy_env serves worlds with process or docker, not {name}")
+            continue
+        spec = SandboxSpec(image=image, command=command, env=plan.env, ports=[SERVE_PORT], labels=labels)
+        try:
+            # Not in a thread: once it exists, the sandbox is registered for teardown before anything can cancel.
+            sandbox, served, _ = create_in_chain(name, spec, ctx.config, ctx.host, ctx.log)
+        except NoSandbox as exc:
+            passed.append(str(exc).removeprefix(f"no provider in {name!r} could create the sandbox: "))
+            continue
+        holder: dict[str, Any] = {}
+        ctx.add_resource(step_id, sandbox, _served_teardown(sandbox, holder))
+        world = await _start_served(sandbox, served, plan, envs, settings, kinds, ctx, client, step_id)
+        holder["world"] = world
+        ctx.add_resource(step_id, world)
+        output: dict[str, Any] = {
+            "envs": list(classes),
+            "tools": len(world.tools),
+            "artifacts": [artifact.ref for _, artifact in pairs],
+            "sandbox": served,
+            "url": world.url,
+            "sandbox_id": sandbox.id,
+        }
+        main = getattr(sandbox, "main", None)
+        if isinstance(main, dict):
+            output["pid"] = main.get("pid")
+        if image:
+            output |= {"image": image, "image_build_seconds": round(build_seconds, 3)}
+        if passed:
+            output["passed"] = passed
+        return output
+    raise StepFailed(f"field `sandbox`: no provider in {','.join(chain)!r} could serve the world: " + "; ".join(passed))
+
+
+async def _start_served(
+    sandbox: Any,
+    served: str,
+    plan: ServePlan,
+    envs: list[Env],
+    settings: DeployEnvSettings,
+    kinds: dict[str, Any],
+    ctx: Any,
+    client: Any,
+    step_id: str,
+) -> Any:
+    """Put the files, let the server start, wait for its card, arm the clock; a failure tears the sandbox down."""
+    try:
+        for path, data in plan.files.items():
+            sandbox.put_file(path, data)
+        sandbox.put_file(f"{WORLD_DIR}/ready", b"")
+        url = sandbox.url(SERVE_PORT)
+        ctx.log(f"{step_id}: serving the world from {served} sandbox {sandbox.id} at {url}")
+        try:
+            await client.await_card(
+                url,
+                plan.tokens["control"],
+                timeout=settings.ready_timeout,
+                alive=lambda: sandbox.status() == "running",
+            )
+        except (TimeoutError, RuntimeError) as exc:
+            raise StepFailed(
+                f"field `sandbox`: the world did not start in the {served} sandbox: {exc}\n"
+                f"command: {shlex.join(sandbox_command(plan, served))}\nlast output:\n{_last_output(sandbox)}"
+            ) from None
+        world = client.RemoteWorld(
+            envs, url=url, tokens=plan.tokens, roles=_roles(settings), trigger_kinds=kinds or None, seed=ctx.seed
+        )
+        try:
+            world.set_clock(settings.start, mode="frozen")
+        except WorldError as exc:
+            world.close()
+            raise StepFailed(f"field `start`: the served world refused the clock: {exc}") from None
+        if model_settings(ctx) is not None:
+            ctx.log(
+                f"{step_id}: persona replies by model run only in process; the served world answers with fixed text"
+            )
+        return world
+    except BaseException:
+        sandbox.teardown()
+        raise
+
+
+def sandbox_command(plan: ServePlan, served: str) -> list[str]:
+    """The server command as shown in errors (tokens are never in it: they travel as environment variables)."""
+    python = sys.executable if served in HOST_PROVIDERS else "python3"
+    return [python, "-m", "agentenv", "serve", *plan.serve_args]
+
+
+def _served_teardown(sandbox: Any, holder: dict[str, Any]) -> Any:
+    """Close the world's clients, then remove the sandbox (killing the server)."""
+
+    def stop() -> None:
+        world = holder.pop("world", None)
+        try:
+            if world is not None:
+                world.close()
+        finally:
+            sandbox.teardown()
+
+    return stop

@@ -13,12 +13,17 @@ from agentenv.hookspecs import hookimpl
 
 @hookimpl
 def agentenv_register_steps() -> list[type[Any]]:
-    """The lifecycle, data, world-rule, agent and sandbox step types."""
+    """The lifecycle, data, world-rule, agent, sandbox, capture and code step types."""
     from agentenv_steps.agents import DeployAgent, PromptAgent
+    from agentenv_steps.capture import CollectArtifacts, SnapshotAgentState
+    from agentenv_steps.code import BuildMcpCli, RunCode
+    from agentenv_steps.collaboration import AddSkills, RegisterAgentTriggers, Review
     from agentenv_steps.data import LoadArtifact, ResetEnv, SnapshotEnv
     from agentenv_steps.deploy import DeployEnv
+    from agentenv_steps.lifecycle import DeployHumanAgent, InstallAgent, PeerAgents, TeardownSandboxes
     from agentenv_steps.rules import ModifyEnvToolAccess, RegisterEnvTriggers, SyncEnvClock
     from agentenv_steps.sandbox import DeploySandbox
+    from agentenv_steps.server_config import ApplyServerConfig
 
     return [
         DeployEnv,
@@ -31,6 +36,18 @@ def agentenv_register_steps() -> list[type[Any]]:
         DeployAgent,
         PromptAgent,
         DeploySandbox,
+        DeployHumanAgent,
+        InstallAgent,
+        TeardownSandboxes,
+        PeerAgents,
+        AddSkills,
+        Review,
+        ApplyServerConfig,
+        RegisterAgentTriggers,
+        SnapshotAgentState,
+        CollectArtifacts,
+        BuildMcpCli,
+        RunCode,
     ]
 
 

@@ -1,0 +1,146 @@
+"""The `process` provider: the spec's command as the main process, mapped ports, status, cleanup, crash registry."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from agentenv.contracts.sandbox import SandboxSpec
+from agentenv_sandbox_local.process import ProcessProvider, ProcessSandbox
+from agentenv_sandbox_local.procs import process_alive
+
+SERVER = [sys.executable, "-m", "http.server", "{port}", "--bind", "127.0.0.1"]
+
+
+def provider(tmp_path: Path) -> ProcessProvider:
+    return ProcessProvider({"root": str(tmp_path / "work"), "state_dir": str(tmp_path / "state")})
+
+
+def wait_for(url: str, seconds: float = 30.0) -> bytes:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                return response.read()
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def gone(pid: int, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not process_alive(pid, None):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_command_serves_on_a_mapped_port_until_teardown(tmp_path: Path) -> None:
+    box = provider(tmp_path).create(SandboxSpec(command=SERVER, ports=[8000], labels={"agentenv.run": "r1"}))
+    assert isinstance(box, ProcessSandbox)
+    try:
+        mapped = box.ports[8000]
+        assert box.url(8000) == f"http://127.0.0.1:{mapped}"
+        box.put_file("hello.txt", b"hi from the sandbox")
+        assert wait_for(box.url(8000) + "/hello.txt") == b"hi from the sandbox"
+        assert box.status() == "running"
+        main = box.main
+        assert main is not None and main["pid"] in box.pids
+        assert box.exec(["sh", "-c", "echo $AGENTENV_PORT_8000"]).stdout.strip() == str(mapped)
+    finally:
+        box.teardown()
+    assert box.status() == "missing"
+    assert gone(main["pid"]), "the main process outlived teardown"
+
+
+def test_two_sandboxes_asking_for_the_same_port_do_not_collide(tmp_path: Path) -> None:
+    made = [provider(tmp_path).create(SandboxSpec(command=SERVER, ports=[8000])) for _ in range(2)]
+    try:
+        assert made[0].ports[8000] != made[1].ports[8000]
+        for box in made:
+            box.put_file("id.txt", box.id.encode())
+            assert wait_for(box.url(8000) + "/id.txt") == box.id.encode()
+    finally:
+        for box in made:
+            box.teardown()
+
+
+def test_placeholders_name_each_port(tmp_path: Path) -> None:
+    box = provider(tmp_path).create(SandboxSpec(ports=[80, 443]))
+    try:
+        assert box.expand(["x", "{port}", "{port:443}", "a={port:80}/b"]) == [
+            "x",
+            str(box.ports[80]),
+            str(box.ports[443]),
+            f"a={box.ports[80]}/b",
+        ]
+        with pytest.raises(ValueError, match=r"spec\.ports"):
+            box.url(9999)
+    finally:
+        box.teardown()
+
+
+def test_status_is_stopped_when_the_main_process_exits_and_logs_are_kept(tmp_path: Path) -> None:
+    box = provider(tmp_path).create(SandboxSpec(command=["sh", "-c", "echo starting; echo boom >&2; exit 3"]))
+    try:
+        deadline = time.monotonic() + 10
+        while box.status() == "running" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert box.status() == "stopped"
+        assert box.logs().splitlines() == ["starting", "boom"]
+        # Seen from another process's listing, too (no Popen handle there).
+        listed = provider(tmp_path).list({})[0]
+        assert listed.status() == "stopped"
+    finally:
+        box.teardown()
+
+
+def test_teardown_kills_everything_the_command_spawned(tmp_path: Path) -> None:
+    script = "sleep 300 & echo $! > child.pid; exec sleep 300"
+    box = provider(tmp_path).create(SandboxSpec(command=["sh", "-c", script]))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            child = int(box.get_file("child.pid"))
+            break
+        except (OSError, ValueError):
+            time.sleep(0.02)
+    box.teardown()
+    assert gone(child) and gone(box.main["pid"] if box.main else child)
+
+
+def test_prune_from_another_process_kills_a_crashed_runs_server(tmp_path: Path) -> None:
+    """A run that dies without teardown leaves a state file; a later process finds and kills the server."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from agentenv.contracts.sandbox import SandboxSpec
+        from agentenv_sandbox_local.process import ProcessProvider
+        p = ProcessProvider({{"root": {str(tmp_path / "work")!r}, "state_dir": {str(tmp_path / "state")!r}}})
+        box = p.create(SandboxSpec(command=["sleep", "300"], labels={{"agentenv.run": "crashed"}}))
+        print(box.main["pid"])
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    pid = int(done.stdout.strip())
+    assert process_alive(pid, None)
+    found = provider(tmp_path).list({"agentenv.run": "crashed"})
+    assert len(found) == 1 and found[0].status() == "running"
+    assert provider(tmp_path).prune({"agentenv.run": "crashed"}) == [found[0].id]
+    assert gone(pid)
+    assert provider(tmp_path).list({"agentenv.run": "crashed"}) == []
+
+
+def test_refusals_name_the_process_provider(tmp_path: Path) -> None:
+    from agentenv.contracts.sandbox import SpecRefused
+
+    with pytest.raises(SpecRefused, match=r"process .*image='python:3.11'"):
+        provider(tmp_path).create(SandboxSpec(image="python:3.11"))
+    assert provider(tmp_path).list({}) == []
