@@ -15,7 +15,7 @@ from agentenv.cli.output import fail, print_json, print_table
 from agentenv.config import ConfigError, load_config
 from agentenv.engine.bundle import Bundle, find_bundle
 from agentenv.engine.engine import StepRecord
-from agentenv.engine.runner import TaskRunner
+from agentenv.engine.runner import TaskRunner, run_parallel, summary_of
 from agentenv.engine.task import TaskError, TaskFile, read_task, task_json_schema
 from agentenv.plugins.host import get_host
 
@@ -122,10 +122,26 @@ async def _run_all(
     keep: bool,
     resume: dict[str, Any] | None,
     progress: Progress,
+    workers: int = 1,
 ) -> list[dict[str, Any]]:
     results = []
     for task in tasks:
         base = seed if seed is not None else (task.seed if task.seed is not None else runner.config.get("run.seed", 0))
+        if workers > 1 and k > 1 and not keep and resume is None:
+            seeds = [int(base) + rollout for rollout in range(k)]
+            results.extend(
+                await asyncio.to_thread(
+                    run_parallel,
+                    task,
+                    seeds,
+                    workers,
+                    bundle=bundle.name if bundle else None,
+                    bundle_dir=bundle.path if bundle else None,
+                    overrides=overrides,
+                    on_done=progress.finished,
+                )
+            )
+            continue
 
         def on_step(event: str, step: StepRecord, name: str = task.name) -> None:
             progress.step(name, event, step)
@@ -141,15 +157,7 @@ async def _run_all(
                 resume=resume,
                 on_step=on_step,
             )
-            summary = {
-                "name": task.name,
-                "status": record["status"],
-                "passed": record["passed"],
-                "score": record["score"],
-                "trajectory_digest": record["trajectory_digest"],
-                "run_id": record["id"],
-                "seed": record["seed"],
-            }
+            summary = summary_of(record)
             progress.finished(summary)
             results.append(summary)
     return results
@@ -189,6 +197,9 @@ def run(
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Seed (rollout i uses seed + i).")] = None,
     k: Annotated[int, typer.Option("-k", min=1, help="Rollouts per task.")] = 1,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Worker processes for -k rollouts (worlds stay in-process in each).")
+    ] = 1,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Check everything, run nothing.")] = False,
     keep: Annotated[bool, typer.Option("--keep", help="Keep worlds and sandboxes; save world snapshots.")] = False,
     resume: Annotated[str | None, typer.Option(help="Resume a stored run that did not finish.")] = None,
@@ -221,7 +232,16 @@ def run(
     progress = Progress(k * len(tasks), quiet=as_json and not sys.stderr.isatty())
     results, signal_exit = _run_cancellable(
         _run_all(
-            runner, bundle, tasks, seed=seed, k=k, overrides=overrides, keep=keep, resume=stored, progress=progress
+            runner,
+            bundle,
+            tasks,
+            seed=seed,
+            k=k,
+            overrides=overrides,
+            keep=keep,
+            resume=stored,
+            progress=progress,
+            workers=workers,
         )
     )
     if signal_exit:

@@ -12,7 +12,6 @@ import hashlib
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +120,7 @@ class TaskRunner:
                 on_step(event, step)
             hook = "step_started" if event == "started" else "step_finished"
             if event in ("started", "succeeded", "failed") and self.host.observes(hook):
-                self.host.notify(hook, run_id=ctx.run_id, step=asdict(step))
+                self.host.notify(hook, run_id=ctx.run_id, step=dict(vars(step)))
 
         engine = Engine(task, planned, ctx, observe, skip)
         status = "failed"
@@ -172,7 +171,7 @@ class TaskRunner:
             score=score,
             trajectory_digest=digest,
             finished_at=time.time(),
-            steps=[asdict(s) for s in engine.records.values()],
+            steps=[dict(vars(s)) for s in engine.records.values()],  # outputs are already JSON data
             teardown_errors=errors,
             verifiers={
                 sid: r.output
@@ -215,3 +214,74 @@ class TaskRunner:
             worlds = engine.ctx.worlds()
             if key in worlds:
                 worlds[key].restore(self.records.objects.get(object_key))
+
+
+def summary_of(record: dict[str, Any]) -> dict[str, Any]:
+    """What `agentenv run --json` reports of one run."""
+    return {
+        "name": record["task"],
+        "status": record["status"],
+        "passed": record["passed"],
+        "score": record["score"],
+        "trajectory_digest": record["trajectory_digest"],
+        "run_id": record["id"],
+        "seed": record["seed"],
+    }
+
+
+def _rollout_worker(job: tuple[str, str | None, str | None, list[int], dict[str, Any]]) -> list[dict[str, Any]]:
+    """One worker process: its own plugin host, config and stores; runs its share of the seeds in order."""
+    from agentenv.config import load_config
+    from agentenv.engine.task import read_task
+    from agentenv.plugins.host import get_host
+
+    task_path, bundle, bundle_dir, seeds, overrides = job
+    runner = TaskRunner(get_host(), load_config())
+    task = read_task(Path(task_path))
+
+    async def rollouts() -> list[dict[str, Any]]:
+        return [
+            summary_of(
+                await runner.run(
+                    task,
+                    seed=seed,
+                    bundle=bundle,
+                    bundle_dir=Path(bundle_dir) if bundle_dir else None,
+                    overrides=overrides,
+                )
+            )
+            for seed in seeds
+        ]
+
+    return asyncio.run(rollouts())
+
+
+def run_parallel(
+    task: TaskFile,
+    seeds: list[int],
+    workers: int,
+    *,
+    bundle: str | None,
+    bundle_dir: Path | None,
+    overrides: dict[str, Any],
+    on_done: Callable[[dict[str, Any]], None],
+) -> list[dict[str, Any]]:
+    """Rollouts of one task across `workers` processes (worlds stay in-process inside each worker).
+
+    Seeds are dealt round-robin in chunks so progress arrives while the run goes on; results come back in
+    seed order. Each worker writes its own run records to the configured stores.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunk = max(1, min(50, len(seeds) // (workers * 4) or 1))
+    jobs = [
+        (str(task.path), bundle, str(bundle_dir) if bundle_dir else None, seeds[i : i + chunk], overrides)
+        for i in range(0, len(seeds), chunk)
+    ]
+    results: list[dict[str, Any]] = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for batch in pool.map(_rollout_worker, jobs):
+            for summary in batch:
+                on_done(summary)
+            results.extend(batch)
+    return results

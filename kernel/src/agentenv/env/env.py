@@ -25,6 +25,8 @@ from agentenv.env.tool import TOOL_MARK, ToolError, ToolSpec, argument_errors, b
 
 LOAD_MEMO_SIZE = 16
 _LOAD_MEMO: dict[type, OrderedDict[tuple[bytes, str], bytes]] = {}
+_LOAD_SEEN: dict[int, tuple[bytes, bytes]] = {}
+"""id(state bytes) → (those bytes, their digest); holding the bytes keeps the id from being reused."""
 
 
 class Clock(Protocol):
@@ -183,8 +185,14 @@ class Env(Contribution):
         """
         if artifact.env != self.name:
             raise ArtifactError(f"{artifact.source}: artifact is for env {artifact.env!r}, not {self.name!r}")
-        key = (hashlib.blake2b(self.snapshot(), digest_size=16).digest(), artifact.sha256)
+        state = self.snapshot()
         memo = _LOAD_MEMO.setdefault(type(self), OrderedDict())
+        seen = _LOAD_SEEN.get(id(state))  # a fork of a template shares its state bytes: skip hashing them
+        digest = seen[1] if seen is not None and seen[0] is state else hashlib.blake2b(state, digest_size=16).digest()
+        _LOAD_SEEN[id(state)] = (state, digest)
+        while len(_LOAD_SEEN) > LOAD_MEMO_SIZE:
+            _LOAD_SEEN.pop(next(iter(_LOAD_SEEN)))
+        key = (digest, artifact.sha256)
         if key in memo:
             memo.move_to_end(key)
             self.restore(memo[key])

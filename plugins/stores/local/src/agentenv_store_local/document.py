@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -106,10 +107,7 @@ class SqliteDocumentStore(DocumentStore):
                 f"cannot open the document database {self.path}: {exc}; point {hint} at a writable file"
             ) from exc
         try:
-            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.executescript(SCHEMA)
+            self._set_up(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreFileError(
@@ -117,6 +115,22 @@ class SqliteDocumentStore(DocumentStore):
                 "Move the file away or set `path` to a new file."
             ) from exc
         return conn
+
+    def _set_up(self, conn: sqlite3.Connection) -> None:
+        """WAL mode and the schema. Two processes opening a new file at once can see `database is locked`
+        from the journal-mode switch, which SQLite does not retry itself, so retry it within the busy timeout."""
+        deadline = time.monotonic() + self._busy_timeout_ms / 1000
+        while True:
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.executescript(SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:

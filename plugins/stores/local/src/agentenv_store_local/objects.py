@@ -81,10 +81,12 @@ class FilesystemObjectStore(ObjectStore):
     def put(self, key: str, data: bytes) -> None:
         path = self.path_of(key)
         payload = as_bytes(data, f"object {key!r}")
-        # A concurrent delete may prune the folder between mkdir and the write; try again then.
+        # Write first and make the folder only when it is missing (most puts land in an existing one); a
+        # concurrent delete may prune the folder between mkdir and the write, so try again then.
         for attempt in range(_PUT_ATTEMPTS):
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                if attempt:
+                    path.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(path, payload, fsync=typed_settings(self.settings, FilesystemSettings).fsync)
                 return
             except (FileExistsError, NotADirectoryError, IsADirectoryError) as exc:
