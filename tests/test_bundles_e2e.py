@@ -80,3 +80,12 @@ def test_open_ended_records_trajectory_and_files(cli) -> None:  # type: ignore[n
     report = cli.objects / files["shift-report.md"]
     assert report.read_text().startswith("# Shift report")
     assert (cli.objects / record["trajectories"]["desk"]).read_text().count('"tool_call"') >= 2
+
+
+def test_rollouts_across_worker_processes_are_all_recorded(cli) -> None:  # type: ignore[no-untyped-def]
+    code, result, stderr = cli("run", "support-refund", "-k", "6", "--workers", "2", "--json")
+    assert code == 0, stderr
+    assert [t["seed"] for t in result["tasks"]] == list(range(7, 13))
+    assert all(t["score"] == 1.0 for t in result["tasks"]) and len({t["run_id"] for t in result["tasks"]}) == 6
+    code, runs, _ = cli("runs", "list", "--limit", "50", "--json")
+    assert {r["id"] for r in runs} >= {t["run_id"] for t in result["tasks"]}
