@@ -10,8 +10,6 @@ import json
 import os
 from typing import Any
 
-import httpx
-
 CARD_PATH = "/.well-known/agent-env.json"
 DEFAULT_TIMEOUT = 30.0
 
@@ -44,6 +42,8 @@ class WorldClient:
     # ---- the card ------------------------------------------------------------------------------------
     async def fetch_card(self) -> tuple[int, Any]:
         """(HTTP status, the parsed body or None); raises ProbeError when the server cannot be reached."""
+        import httpx  # here, not at module top: httpx pulls in rich and its CLI, too slow for start-up
+
         async with httpx.AsyncClient(headers=self.headers, timeout=self.timeout) as http:
             try:
                 response = await http.get(self.base + CARD_PATH)
@@ -89,6 +89,8 @@ class WorldClient:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
         if params is not None:
             message["params"] = params
+        import httpx  # here, not at module top: httpx pulls in rich and its CLI, too slow for start-up
+
         async with httpx.AsyncClient(headers=self.headers, timeout=self.timeout) as http:
             try:
                 response = await http.post(url, json=message)
