@@ -155,11 +155,11 @@ class TaskRunner:
         save_errors = []
         for key, world in ctx.worlds().items():
             try:  # a served world whose server died must not stop the teardown below
-                trajectory_key = f"runs/{ctx.run_id}/trajectory/{key}.jsonl"
+                trajectory_key = f"runs/{ctx.run_id}/{key}.trajectory.jsonl"
                 self.records.objects.put(trajectory_key, world.trajectory.to_jsonl())
                 record.setdefault("trajectories", {})[key] = trajectory_key
                 if status != "succeeded" or keep:
-                    snapshot_key = f"runs/{ctx.run_id}/worlds/{key}.snapshot"
+                    snapshot_key = f"runs/{ctx.run_id}/{key}.snapshot"
                     self.records.objects.put(snapshot_key, world.snapshot())
                     record.setdefault("world_snapshots", {})[key] = snapshot_key
             except Exception as exc:

@@ -124,7 +124,7 @@ def test_teardown_mid_run_makes_later_use_fail_but_the_run_succeeds(runs, step, 
     assert step(record, "ask")["status"] == "failed" and "TornDown" in step(record, "ask")["error"]
     assert step(record, "load")["status"] == "failed" and "TornDown" in step(record, "load")["error"]
     saved = output["trajectories"]["world"]
-    assert saved == f"runs/{record['id']}/trajectory/world.jsonl"
+    assert saved == f"runs/{record['id']}/world.trajectory.jsonl"
     assert runs.object(saved) is not None
     assert record["teardown_errors"] == []
 

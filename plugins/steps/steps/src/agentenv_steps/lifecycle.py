@@ -245,7 +245,7 @@ class TeardownSandboxes(CoreStep):
                 absent.append(target)
                 continue
             if isinstance(found, World):  # keep what the world recorded: the run record would lose it
-                key = f"runs/{ctx.run_id}/trajectory/{target}.jsonl"
+                key = f"runs/{ctx.run_id}/{target}.trajectory.jsonl"
                 try:
                     ctx.objects.put(key, found.trajectory.to_jsonl())
                     saved[target] = key

@@ -13,7 +13,8 @@ from agentenv.hookspecs import hookimpl
 
 @hookimpl
 def agentenv_register_steps() -> list[type[Any]]:
-    """Env validators (30–37); each returns `score`, `rows` and `passed` like a verifier."""
+    """Env validators (30–37) and agent validators (38–49); each returns `score`, `rows`, `passed`."""
+    from agentenv_validators.agent_steps import AGENT_VALIDATORS
     from agentenv_validators.env_steps import (
         VerifyEnvCard,
         VerifyEnvCoreProtocol,
@@ -36,6 +37,7 @@ def agentenv_register_steps() -> list[type[Any]]:
         VerifyEnvCoreProtocol,
         VerifyUniverseLoadExportRoundtrip,
         CombineUniverseVerdicts,
+        *AGENT_VALIDATORS,
     ]
 
 
@@ -48,5 +50,10 @@ def agentenv_register_cli_commands() -> list[Any]:
             name="env validate",
             help="Validate envs or a served world: tool schemas, interface, card, data plane, round trip.",
             target="agentenv_validators.cli:app",
+        ),
+        CliCommand(
+            name="agent",
+            help="Validate an A2A agent: card, protocol, modalities, agent-config extension (agent validate URL).",
+            target="agentenv_validators.agent_cli:app",
         ),
     ]
