@@ -49,9 +49,7 @@ class McpServerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, description="Name of the server.")
-    url: str = Field(
-        pattern=r"^https?://", description="The server's base URL or its MCP endpoint (`<base>/mcp`)."
-    )
+    url: str = Field(pattern=r"^https?://", description="The server's base URL or its MCP endpoint (`<base>/mcp`).")
     token: str | None = Field(None, description="Bearer token sent to the server.", repr=False)
 
 

@@ -379,9 +379,8 @@ class ServedAgent:
             return  # no in-process world: the role is recorded and reported, tools stay as they are
         roles = self.roles() or []
         if role not in roles:
-            raise ConfigRefused(
-                f"config/set: role: world {getattr(world, 'name', '?')!r} has no role {role!r} (roles: {', '.join(roles)})"
-            )
+            name = getattr(world, "name", "?")
+            raise ConfigRefused(f"config/set: role: world {name!r} has no role {role!r} (roles: {', '.join(roles)})")
         self._role_tools = world.tool_access(role)
 
     def _connect_mcp(self, servers: list[McpServerConfig]) -> None:
@@ -392,7 +391,7 @@ class ServedAgent:
                 raise ConfigRefused(
                     "config/set: mcp_servers: MCP access needs agentenv-gateway; install agentenv-a2a[mcp]"
                 ) from None
-            McpToolAccess = None  # noqa: N806
+            McpToolAccess = None
         connected: dict[str, Any] = {}
         try:
             for server in servers:

@@ -226,9 +226,7 @@ def make_executor(served: ServedAgent) -> AgentExecutor:
             await updater.start_work()
             prompt = _prompt_text(context)
             try:
-                response = await asyncio.to_thread(
-                    served.respond, prompt, task_id=task.id, context_id=task.context_id
-                )
+                response = await asyncio.to_thread(served.respond, prompt, task_id=task.id, context_id=task.context_id)
             except Exception as exc:  # the agent's failure is the task's failure, reported to the caller
                 detail = f"agent {served.agent.name!r} failed: {type(exc).__name__}: {exc}"
                 await updater.failed(updater.new_agent_message([new_text_part(detail)]))
