@@ -220,7 +220,7 @@ def run(
         else:
             bundle, tasks = _select(target or "", task)
         for selected in tasks:
-            runner.prepare(selected)
+            runner.prepare(selected, model)
     except (TaskError, ConfigError, LookupError) as exc:
         fail(str(exc), 2)
         return

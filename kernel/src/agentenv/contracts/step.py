@@ -72,6 +72,11 @@ class Step(Contribution, ABC):
         """Problems found before the task starts, as (field, message); `step_ids` are the task's steps."""
         return []
 
+    def needs_model(self, settings: BaseModel) -> tuple[str, str] | None:
+        """(field, what needs it) when these settings need a language model (an LLM judge, an llm agent);
+        preflight refuses the task when none is configured. None when no model is needed."""
+        return None
+
     @abstractmethod
     async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
         """Do the step; the returned dict is its recorded output, visible to later steps."""

@@ -59,8 +59,12 @@ class StepRecord:
     error: str | None = None
 
 
-def preflight(task: TaskFile, host: PluginHost) -> dict[str, Planned]:
-    """Every step's type exists and its fields validate; all problems at once, each naming file, step, field."""
+def preflight(task: TaskFile, host: PluginHost, model: str | None = None) -> dict[str, Planned]:
+    """Every step's type exists and its fields validate; all problems at once, each naming file, step, field.
+
+    `model` names the configured model (config `[model]` or `--model`); a step that needs one says so through
+    `Step.needs_model`, and without a model the task is refused here rather than passing or failing later.
+    """
     steps = host.registry("steps")
     ids = [s.id for s in task.steps]
     planned: dict[str, Planned] = {}
@@ -87,6 +91,12 @@ def preflight(task: TaskFile, host: PluginHost) -> dict[str, Planned]:
             continue
         step = step_cls()
         problems.extend(f"{where} ({decl.type}): field `{f}`: {m}" for f, m in step.preflight(settings, ids))
+        need = step.needs_model(settings)
+        if need and not model:
+            problems.append(
+                f"{where} ({decl.type}): field `{need[0]}`: {need[1]} needs a model, and none is "
+                "configured; fix: set [model] base_url and model in .agentenv/config.toml, or pass --model"
+            )
         planned[decl.id] = Planned(decl, step, settings)
     if problems:
         raise TaskError("\n".join(problems))

@@ -64,12 +64,13 @@ class TaskRunner:
         self.plugin_versions = {i.dist: i.version for i in host.infos if i.status == "ok"}
         self._planned: dict[Path, tuple[TaskFile, dict[str, Planned]]] = {}
 
-    def prepare(self, task: TaskFile) -> dict[str, Planned]:
+    def prepare(self, task: TaskFile, model: str | None = None) -> dict[str, Planned]:
         """Pins and preflight, once per task file (rollouts of one task share the plan)."""
         cached = self._planned.get(task.path)
         if cached is None or cached[0] is not task:
             check_pins(task)
-            cached = (task, preflight(task, self.host))
+            configured = model or (self.config.raw("model.base_url") and self.config.raw("model.model"))
+            cached = (task, preflight(task, self.host, configured or None))
             self._planned[task.path] = cached
         return cached[1]
 
@@ -85,7 +86,7 @@ class TaskRunner:
         resume: dict[str, Any] | None = None,
         keep: bool = False,
     ) -> dict[str, Any]:
-        planned = self.prepare(task)
+        planned = self.prepare(task, (overrides or {}).get("model"))
         ctx = RunContext(
             new_run_id(),
             seed,

@@ -258,3 +258,15 @@ def test_without_a_model_the_scripted_reply_text_is_sent(runs, tmp_path: Path, c
     record = runs(_persona_task(llm=True), config=temporary_config(tmp_path))
     replies = [e for e in runs.trajectory(record) if e["kind"] == "reply"]
     assert [r["text"] for r in replies] == ["Insist on a refund."] and _ChatStub.seen == []
+
+
+def test_an_llm_agent_without_a_model_is_refused_before_the_task_starts(runs, tmp_path: Path):
+    from agentenv.engine.task import TaskError
+
+    steps = (deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "kind": "llm"}, prompt("ask", "agent"))
+    with pytest.raises(TaskError, match=r"step 'agent' \(deploy_agent\): field `kind`: an `llm` agent needs a model"):
+        runs(task(*steps), config=temporary_config(tmp_path))
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    record = runs(task(*steps), config=config)  # passes preflight; the unreachable endpoint fails the step
+    assert record["status"] == "failed" and "agent" in record["steps"][2]["error"]

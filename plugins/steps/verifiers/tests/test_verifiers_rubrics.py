@@ -106,14 +106,14 @@ def test_predicates_from_triggers(run: Any) -> None:
     assert out["score"] == 1.0
 
 
-def test_description_only_without_model_fails_clearly(run: Any) -> None:
+def test_description_only_without_model_is_refused_before_the_task_starts(run: Any) -> None:
     criteria = [*DETERMINISTIC, {"name": "polite", "description": "The reply apologises to the customer."}]
-    record = run([world(REFUND), respond(), rubric(*criteria)])
-    step = record["by_id"]["grade"]
-    assert step["status"] == "failed"
-    assert "criterion 'polite' has no deterministic check and no model is configured" in step["error"]
-    assert "add `check`" in step["error"] and "[model]" in step["error"]
-    assert record["passed"] is False and record["score"] is None
+    with pytest.raises(TaskError) as refused:
+        run([world(REFUND), respond(), rubric(*criteria)])
+    message = str(refused.value)
+    assert "step 'grade' (rubrics_verifier): field `criteria.4`" in message
+    assert "criterion 'polite' has no deterministic `check`" in message and "needs a model" in message
+    assert "[model]" in message and "--model" in message
 
 
 # ---- the LLM judge, against a stand-in OpenAI-compatible server on loopback ---------------------------

@@ -14,7 +14,7 @@ from typing import Any
 from agentenv.config import ConfigError
 from agentenv.contracts import StepFailed, ToolAccess
 from agentenv.world.world import World
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message
 from agentenv_steps.reactions import AgentReactions
@@ -61,6 +61,13 @@ class DeployAgent(CoreStep):
 
     def check(self, settings: DeployAgentSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         return missing_step("env", settings.env, step_ids, "deploy_env")
+
+    def needs_model(self, settings: BaseModel) -> tuple[str, str] | None:
+        kind = getattr(settings, "kind", None)
+        options = getattr(settings, "settings", {}) or {}
+        if kind == "llm" and not (getattr(settings, "model", None) or options.get("model")):
+            return "kind", "an `llm` agent"
+        return None
 
     async def execute(self, settings: DeployAgentSettings, ctx: Any) -> dict[str, Any]:
         step_id = self.own_id(ctx)

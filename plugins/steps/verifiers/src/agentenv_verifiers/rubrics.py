@@ -96,6 +96,16 @@ class RubricsVerifier(Step):
     Settings = RubricsSettings
     verifier: ClassVar[bool] = True
 
+    def needs_model(self, settings: BaseModel) -> tuple[str, str] | None:
+        s: RubricsSettings = settings  # type: ignore[assignment]
+        for i, c in enumerate(s.criteria):
+            if s.judge == "llm" or (s.judge == "auto" and c.check is None):
+                return (
+                    f"criteria.{i}",
+                    f"criterion {c.name!r} has no deterministic `check`: the LLM judge deciding it",
+                )
+        return None
+
     def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
         s: RubricsSettings = settings  # type: ignore[assignment]
         problems = []
