@@ -32,7 +32,14 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+_EXTRA_ONLY = re.compile(r"""^(?P<req>[^;]*);\s*extra\s*==\s*["'][\w.-]+["']\s*$""")
+
+
 def parse(raw: str) -> Requirement:
+    extra = _EXTRA_ONLY.match(raw)  # `…; extra == "x"`: an optional extra's need, which never applies here
+    if extra and _PLAIN.match(extra.group("req")):
+        plain = parse(extra.group("req"))
+        return Requirement(plain.name, plain.specifier, False)
     match = _PLAIN.match(raw)
     if match:
         try:
