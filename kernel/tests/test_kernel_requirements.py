@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from packaging.requirements import Requirement as Full
-
 from agentenv.plugins.requirements import InvalidRequirement, canonical, parse
+from packaging.requirements import Requirement as Full
 
 CASES = [
     "agentenv-kernel>=0.1,<0.2",
