@@ -190,6 +190,18 @@ def test_run_override_picks_the_sandbox_and_a_non_default_field_wins(runs, step,
     assert "field `sandbox (from --sandbox)`: no sandbox provider 'moonbase'" in step(record, "world")["error"]
 
 
+def test_config_sandbox_default_chain_is_used_when_the_step_leaves_the_default(runs, step, state_dir, tmp_path):
+    from agentenv.testing.tasks import temporary_config
+
+    config = temporary_config(tmp_path)
+    config.values["sandbox"]["default"] = "modal,process"  # no Modal credentials here: modal passes
+    record = runs(task(deploy()), config=config)
+    assert record["status"] == "succeeded", step(record, "world")["error"]
+    output = step(record, "world")["output"]
+    assert output["sandbox"] == "process"
+    assert _gone(output["pid"])
+
+
 def test_a_server_that_does_not_come_up_fails_with_its_output_and_is_removed(runs, step, state_dir):
     record = runs(task(deploy(sandbox="process", ready_timeout=0.001)))
     error = step(record, "world")["error"]

@@ -159,11 +159,15 @@ class DeployEnv(CoreStep):
 
 
 def sandbox_chain(settings: DeployEnvSettings, ctx: Any) -> list[str]:
-    """Provider names to try in order: the step's field when set, else `--sandbox`, else in process."""
+    """Provider names to try in order: the step's field when set, else `--sandbox`, else config
+    `[sandbox] default`, else in process."""
     field = "sandbox"
     wanted = settings.sandbox
+    configured = ctx.config.get("sandbox.default") or INLINE
     if wanted == INLINE and (getattr(ctx, "overrides", None) or {}).get("sandbox"):
         wanted, field = str(ctx.overrides["sandbox"]), "sandbox (from --sandbox)"
+    elif wanted == INLINE and configured != INLINE:
+        wanted, field = str(configured), "sandbox (from config [sandbox] default)"
     names = [part.strip() for part in wanted.split(",") if part.strip()]
     if not names:
         raise StepFailed(f"field `{field}`: {wanted!r} names no provider; use {INLINE!r}, process, docker or a chain")
