@@ -7,6 +7,7 @@ or `url` (any A2A agent; checks that configure it restore what they changed).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from agentenv.contracts import Step, StepFailed
@@ -26,8 +27,12 @@ class AgentValidator(Step):
     def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
         return agent_target_problems(settings, step_ids)  # type: ignore[arg-type]
 
+    probe: ClassVar[Callable[[Any], Awaitable[list[dict[str, Any]]]] | None] = None
+    """The check of `agent_checks` this step runs, for steps whose check takes only the target."""
+
     async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        assert self.probe is not None, f"{type(self).__name__} sets `probe` or overrides `check`"
+        return await type(self).probe(target)  # type: ignore[misc]
 
     async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
         s: AgentTargetSettings = settings  # type: ignore[assignment]
@@ -39,49 +44,37 @@ class AgentValidator(Step):
 class VerifyA2aAgentCard(AgentValidator):
     name = "verify_a2a_agent_card"
     description = "The agent card is served with the required fields (name, description, url, version, ...)."
-
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
-        return await checks.check_card(target)
+    probe = staticmethod(checks.check_card)
 
 
 class VerifyA2aAgentConfigIdentity(AgentValidator):
     name = "verify_a2a_agent_config_identity"
     description = "Configuring the agent's name and description (agent-config extension) changes its served card."
-
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
-        return await checks.check_identity(target)
+    probe = staticmethod(checks.check_identity)
 
 
 class VerifyA2aAgentMcp(AgentValidator):
     name = "verify_a2a_agent_mcp"
     description = "The agent accepts an MCP server and really calls a known tool on it (the server's trajectory)."
-
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
-        return await checks.check_mcp(target)
+    probe = staticmethod(checks.check_mcp)
 
 
 class VerifyA2aCoreProtocol(AgentValidator):
     name = "verify_a2a_core_protocol"
     description = "Send a message and follow the task to completion: states, GetTask, errors, context."
-
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
-        return await checks.check_core_protocol(target)
+    probe = staticmethod(checks.check_core_protocol)
 
 
 class VerifyA2aModalities(AgentValidator):
     name = "verify_a2a_modalities"
     description = "The agent answers probes in each declared input modality (text always; image, audio, pdf, json)."
-
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
-        return await checks.check_modalities(target)
+    probe = staticmethod(checks.check_modalities)
 
 
 class VerifyA2aPeerAgents(AgentValidator):
     name = "verify_a2a_peer_agents"
     description = "Peers can be set and read back; the agent relays a secret token from a peer agent."
-
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
-        return await checks.check_peers(target)
+    probe = staticmethod(checks.check_peers)
 
 
 class InstallSettings(AgentTargetSettings):
@@ -108,25 +101,19 @@ class VerifyA2aInstall(AgentValidator):
 class VerifyA2aSkillConfig(AgentValidator):
     name = "verify_a2a_skill_config"
     description = "Skills can be added and listed, and the agent uses one (its instructions show in the answer)."
-
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
-        return await checks.check_skills(target)
+    probe = staticmethod(checks.check_skills)
 
 
 class VerifyA2aSnapshot(AgentValidator):
     name = "verify_a2a_snapshot"
     description = "Save state on one agent instance, load it on another; the second recalls a value from the first."
-
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
-        return await checks.check_snapshot(target)
+    probe = staticmethod(checks.check_snapshot)
 
 
 class VerifyA2aTrajectory(AgentValidator):
     name = "verify_a2a_trajectory"
     description = "The agent returns its trajectory for a task, listing the tool calls it made."
-
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
-        return await checks.check_trajectory(target)
+    probe = staticmethod(checks.check_trajectory)
 
 
 class RoleSettings(AgentTargetSettings):
@@ -147,9 +134,7 @@ class VerifyA2aRole(AgentValidator):
 class VerifyA2aSystemPrompt(AgentValidator):
     name = "verify_a2a_system_prompt"
     description = "A system prompt set through the agent-config extension is honoured in the agent's answers."
-
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
-        return await checks.check_system_prompt(target)
+    probe = staticmethod(checks.check_system_prompt)
 
 
 AGENT_VALIDATORS: list[type[AgentValidator]] = [
