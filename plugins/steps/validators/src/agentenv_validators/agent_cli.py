@@ -8,12 +8,12 @@ runs, so typer, the a2a SDK, the gateway and the MCP SDK stay off `agentenv --he
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
+
+from agentenv_validators.cli import print_report
 
 app = typer.Typer(add_completion=False, help="Validate A2A agents.", no_args_is_help=True)
 
@@ -104,15 +104,4 @@ def validate(
             fail(f"--header: {item!r} is not NAME:VALUE", code=2)
         headers[name.strip()] = value.strip()
     checks = asyncio.run(run_agent_checks(url, timeout=timeout, headers=headers, skip=skip))
-    report = {"target": url, "passed": all(c.passed for c in checks), "checks": [c.to_dict() for c in checks]}
-    if as_json:
-        sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
-    else:
-        for check in checks:
-            verdict = "SKIP" if check.skipped else ("PASS" if check.passed else "FAIL")
-            sys.stdout.write(f"{verdict}  {check.step}: {check.reason}\n")
-        failed = [c.step for c in checks if not c.passed]
-        summary = f"FAILED: {', '.join(failed)}" if failed else "all required checks passed"
-        sys.stdout.write(f"\n{url}: {summary}\n")
-    if not report["passed"]:
-        raise typer.Exit(1)
+    print_report(url, checks, as_json)

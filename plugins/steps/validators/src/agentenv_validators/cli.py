@@ -54,6 +54,11 @@ def validate(
     except ProbeError as exc:
         fail(str(exc), code=2)
         return
+    print_report(target, checks, as_json)
+
+
+def print_report(target: str, checks: list[Any], as_json: bool) -> None:
+    """A verdict per check (or JSON), then exit 1 when a required check failed."""
     report = {"target": target, "passed": all(c.passed for c in checks), "checks": [c.to_dict() for c in checks]}
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
