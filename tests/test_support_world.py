@@ -37,6 +37,7 @@ def test_one_card_one_namespace(world: World) -> None:
     assert {"email_get_thread", "slack_get_thread", "issue_refund", "send_email", "post_message"} <= set(names)
     assert all(t["inputSchema"]["type"] == "object" for t in card["capabilities"]["tools"])
     assert card["protocolVersion"] == "1.0"
+    assert all(c["version"] == "0.1.0" for c in card["children_environments"])
     assert all(
         c["artifacts"] and c["artifacts"][0].startswith(f"{c['name']}/acme@") for c in card["children_environments"]
     )

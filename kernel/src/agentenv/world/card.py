@@ -59,10 +59,14 @@ def build_card(
 
 
 def _dist_version(module: str) -> str:
-    """The version of the distribution that ships `module` (\"\" when it is not installed as one)."""
-    from importlib.metadata import PackageNotFoundError, packages_distributions, version
+    """The version of the distribution that ships `module`: the plugin whose entry point lives in the same
+    package (works for editable installs too), else the installed files' owner; "" when neither knows."""
+    from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
 
     top = module.split(".")[0]
+    for ep in entry_points(group="agentenv.plugins"):
+        if ep.value.split(".")[0].split(":")[0] == top and ep.dist is not None:
+            return ep.dist.version
     for dist in packages_distributions().get(top, []):
         try:
             return version(dist)
