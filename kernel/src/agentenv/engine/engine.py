@@ -73,12 +73,12 @@ def preflight(task: TaskFile, host: PluginHost, model: str | None = None) -> dic
         where = f"{task.path}: step {decl.id!r}"
         if decl.type not in steps:
             home = step_home(decl.type)
-            installed = ", ".join(sorted(steps)) or "none installed"
-            fix = (
-                f"agentenv plugin add '{home}'"
-                if home
-                else f"use an installed step type ({installed}; see `agentenv steps list`)"
-            )
+            import difflib
+
+            close = difflib.get_close_matches(decl.type, steps, n=1)
+            known = f"installed: {', '.join(sorted(steps)) or 'none'}; " if len(steps) <= 12 else ""
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            fix = f"agentenv plugin add '{home}'" if home else f"{hint}{known}see `agentenv steps list`"
             problems.append(f"{where}: field `type`: unknown step type {decl.type!r}; fix: {fix}")
             continue
         step_cls: type[Step] = steps[decl.type].obj
