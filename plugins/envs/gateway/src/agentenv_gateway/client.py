@@ -354,30 +354,14 @@ def wait_for_card(
     alive: Callable[[], bool] | None = None,
     interval: float = 0.05,
 ) -> dict[str, Any]:
-    """Poll `GET /.well-known/agent-env.json` until the world answers; returns the card.
+    """Poll `GET /.well-known/agent-env.json` until the world answers; returns the card. For callers with no
+    event loop running (`await_card` is the one to await).
 
     Raises TimeoutError after `timeout` seconds, or RuntimeError as soon as `alive()` says the server died.
     """
-    import httpx
+    import asyncio
 
-    headers = {"authorization": f"Bearer {token}"} if token else {}
-    deadline = time.monotonic() + timeout
-    last = "no answer yet"
-    with httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=5.0) as client:
-        while True:
-            try:
-                response = client.get(CARD)
-                if response.status_code == 200:
-                    card: dict[str, Any] = response.json()
-                    return card
-                last = f"HTTP {response.status_code}: {response.text[:200]}"
-            except httpx.HTTPError as exc:
-                last = f"{type(exc).__name__}: {exc}"
-            if alive is not None and not alive():
-                raise RuntimeError(f"the world server exited before serving its card at {url} ({last})")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no Environment Card at {url}{CARD} after {timeout:.0f}s ({last})")
-            time.sleep(interval)
+    return asyncio.run(await_card(url, token, timeout=timeout, alive=alive, interval=interval))
 
 
 async def await_card(
@@ -388,7 +372,7 @@ async def await_card(
     alive: Callable[[], bool] | None = None,
     interval: float = 0.05,
 ) -> dict[str, Any]:
-    """`wait_for_card` for async callers: polls without blocking the event loop (and can be cancelled)."""
+    """Poll the card without blocking the event loop (and so can be cancelled); see `wait_for_card`."""
     import asyncio
 
     import httpx
