@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from agentenv.contracts import Step, StepFailed
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+
+StrList = Annotated[list[str], BeforeValidator(lambda value: [value] if isinstance(value, str) else value)]
+"""A list of strings that a task file may also give as one string (`artifacts = "acme"`)."""
 
 
 class StepSettings(BaseModel):

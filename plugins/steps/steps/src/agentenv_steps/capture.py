@@ -12,7 +12,7 @@ from typing import Any
 from agentenv.contracts import StepFailed
 from pydantic import Field, field_validator
 
-from agentenv_steps._common import CoreStep, StepSettings, missing_step
+from agentenv_steps._common import CoreStep, StepSettings, StrList, missing_step
 from agentenv_steps._refs import deployed_agent, jsonable, sandbox_of
 
 STATE_FIELDS = ("conversation", "messages", "saved", "calls", "turn_index", "usage", "skills", "peers", "context_id")
@@ -66,17 +66,12 @@ class CollectArtifactsSettings(StepSettings):
         description="The step whose sandbox holds the files: deploy_sandbox, run_docker_container, or an agent "
         "that install_agent put in a sandbox."
     )
-    paths: list[str] = Field(
+    paths: StrList = Field(
         min_length=1,
         description="Files or globs relative to the sandbox's working folder (`*` within a folder, `**` across).",
     )
     allow_missing: bool = Field(False, description="A path or glob that matches nothing is not an error.")
     max_files: int = Field(1000, ge=1, description="At most this many files are copied.")
-
-    @field_validator("paths", mode="before")
-    @classmethod
-    def _one(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
 
     @field_validator("paths")
     @classmethod

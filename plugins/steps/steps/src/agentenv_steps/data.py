@@ -8,10 +8,10 @@ from typing import Any
 from agentenv.contracts import StepFailed
 from agentenv.env.artifact import Artifact
 from agentenv.world.world import World, WorldError
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from agentenv_steps import _artifacts
-from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step
+from agentenv_steps._common import CoreStep, StepSettings, StrList, deployed_world, missing_step
 
 SNAPSHOT_PREFIX = "artifacts"
 
@@ -28,14 +28,9 @@ def world_key(name: str) -> str:
 # ---- load_artifact ----------------------------------------------------------------------------------
 class LoadArtifactSettings(StepSettings):
     env: str = Field(description="The deploy_env step whose world loads the artifacts.")
-    artifacts: list[str] = Field(
+    artifacts: StrList = Field(
         min_length=1, description="Artifact specs: NAME, ENV=NAME_OR_PATH, store:KEY, ENV=store:KEY."
     )
-
-    @field_validator("artifacts", mode="before")
-    @classmethod
-    def _one_spec(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
 
 
 class LoadArtifact(CoreStep):

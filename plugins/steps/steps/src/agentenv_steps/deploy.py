@@ -34,7 +34,7 @@ from agentenv.world.world import GET_TIME, World, WorldError
 from pydantic import Field, ValidationError, field_validator
 
 from agentenv_steps import _artifacts
-from agentenv_steps._common import CoreStep, StepSettings, validation_message
+from agentenv_steps._common import CoreStep, StepSettings, StrList, validation_message
 from agentenv_steps.persona import llm_responder, model_settings
 
 INLINE = "inline"
@@ -56,7 +56,7 @@ DEFAULT_START = "2026-01-01T09:00:00Z"
 
 class DeployEnvSettings(StepSettings):
     envs: list[str] = Field(description='Env names, as a list or a comma-separated string ("slack,email").')
-    artifacts: list[str] = Field(
+    artifacts: StrList = Field(
         default_factory=list,
         description="Artifact specs: NAME, ENV=NAME_OR_PATH (paths relative to the bundle), store:KEY, ENV=store:KEY.",
     )
@@ -85,11 +85,6 @@ class DeployEnvSettings(StepSettings):
         if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             return split_names(value)
         return value
-
-    @field_validator("artifacts", mode="before")
-    @classmethod
-    def _one_spec(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
 
 
 class DeployEnv(CoreStep):

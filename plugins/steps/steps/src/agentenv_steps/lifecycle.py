@@ -14,7 +14,7 @@ from agentenv.contracts import StepFailed
 from agentenv.world.world import World
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step
+from agentenv_steps._common import CoreStep, StepSettings, StrList, deployed_world, missing_step
 from agentenv_steps._refs import TornDown, deployed_agent, sandbox_of
 from agentenv_steps.agents import DeployedAgent
 
@@ -213,14 +213,9 @@ def file_contents(target: str, value: str, ctx: Any) -> list[tuple[str, bytes]]:
 
 # ---- teardown_sandboxes -----------------------------------------------------------------------------
 class TeardownSandboxesSettings(StepSettings):
-    targets: list[str] = Field(
+    targets: StrList = Field(
         min_length=1, description="Steps whose sandboxes, worlds or agents to tear down now (their own teardowns)."
     )
-
-    @field_validator("targets", mode="before")
-    @classmethod
-    def _one(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
 
 
 class TeardownSandboxes(CoreStep):

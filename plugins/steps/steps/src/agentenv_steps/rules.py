@@ -10,9 +10,9 @@ from agentenv.world.clock import MAX_RATE, parse_time
 from agentenv.world.rbac import SYSTEM_ROLE
 from agentenv.world.triggers import BUILTIN_TRIGGER_KINDS, TriggerDef
 from agentenv.world.world import GET_TIME, World, WorldError
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError
 
-from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message
+from agentenv_steps._common import CoreStep, StepSettings, StrList, deployed_world, missing_step, validation_message
 
 _BUILTIN_KINDS = {kind.name: kind for kind in BUILTIN_TRIGGER_KINDS}
 
@@ -137,20 +137,11 @@ class RegisterEnvTriggers(CoreStep):
 
 
 # ---- modify_env_tool_access -------------------------------------------------------------------------
-def _as_list(value: Any) -> Any:
-    return [value] if isinstance(value, str) else value
-
-
 class ModifyEnvToolAccessSettings(StepSettings):
     env: str = Field(description="The deploy_env step whose world's access rules change.")
     role: str = Field("default", min_length=1, description="The role to change (a new role starts with no tools).")
-    enable: list[str] = Field(default_factory=list, description="Tools the role may call from now on.")
-    disable: list[str] = Field(default_factory=list, description="Tools the role may no longer call or see.")
-
-    @field_validator("enable", "disable", mode="before")
-    @classmethod
-    def _one_tool(cls, value: Any) -> Any:
-        return _as_list(value)
+    enable: StrList = Field(default_factory=list, description="Tools the role may call from now on.")
+    disable: StrList = Field(default_factory=list, description="Tools the role may no longer call or see.")
 
 
 class ModifyEnvToolAccess(CoreStep):
