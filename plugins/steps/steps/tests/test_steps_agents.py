@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -111,43 +108,7 @@ def test_model_override_chooses_llm_and_names_the_missing_endpoint(runs, step):
     assert "llm agent" in error and "settings.base_url" in error and "[model] base_url" in error
 
 
-class _ChatStub(BaseHTTPRequestHandler):
-    """A chat-completions endpoint that answers every request with plain text, recording what it got."""
-
-    seen: list[dict[str, Any]] = []
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).seen.append({"auth": self.headers.get("Authorization"), "body": body, "path": self.path})
-        reply = {
-            "choices": [
-                {"message": {"role": "assistant", "content": f"model {body['model']} says hi"}, "finish_reason": "stop"}
-            ],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1},
-        }
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def chat_stub() -> Iterator[str]:
-    _ChatStub.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ChatStub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
-
-
-def test_llm_agent_gets_model_settings_from_config(runs, step, tmp_path: Path, chat_stub, monkeypatch):
+def test_llm_agent_gets_model_settings_from_config(runs, step, tmp_path: Path, chat_stub, chat_requests, monkeypatch):
     monkeypatch.setenv("STEPS_TEST_KEY", "sk-test")
     config = temporary_config(tmp_path)
     config.values["model"] = {"base_url": chat_stub, "api_key": "env:STEPS_TEST_KEY", "model": "from-config"}
@@ -166,7 +127,7 @@ def test_llm_agent_gets_model_settings_from_config(runs, step, tmp_path: Path, c
     assert record["status"] == "succeeded", record["steps"]
     assert step(record, "agent")["output"]["kind"] == "llm"
     assert step(record, "ask")["output"]["response"] == "model from-config says hi"
-    [request] = _ChatStub.seen
+    [request] = chat_requests
     assert request["auth"] == "Bearer sk-test"
     assert request["body"]["messages"][0] == {"role": "system", "content": "Be brief."}
     overridden = runs(task(*steps), config=config, overrides={"model": "from-cli"})
@@ -241,23 +202,23 @@ def _persona_task(llm: bool) -> dict[str, Any]:
     )
 
 
-def test_persona_replies_are_written_by_the_configured_model(runs, tmp_path: Path, chat_stub):
+def test_persona_replies_are_written_by_the_configured_model(runs, tmp_path: Path, chat_stub, chat_requests):
     config = temporary_config(tmp_path)
     config.values["model"] = {"base_url": chat_stub, "model": "persona-model"}
     record = runs(_persona_task(llm=True), config=config)
     assert record["status"] == "succeeded", record["steps"]
     replies = [e for e in runs.trajectory(record) if e["kind"] == "reply"]
     assert [r["text"] for r in replies] == ["model persona-model says hi"]
-    [request] = _ChatStub.seen
+    [request] = chat_requests
     prompt_text = request["body"]["messages"][0]["content"]
     assert "dana.kim@example.com" in prompt_text and "Insist on a refund." in prompt_text
     assert "Would store credit work?" in prompt_text
 
 
-def test_without_a_model_the_scripted_reply_text_is_sent(runs, tmp_path: Path, chat_stub):
+def test_without_a_model_the_scripted_reply_text_is_sent(runs, tmp_path: Path, chat_stub, chat_requests):
     record = runs(_persona_task(llm=True), config=temporary_config(tmp_path))
     replies = [e for e in runs.trajectory(record) if e["kind"] == "reply"]
-    assert [r["text"] for r in replies] == ["Insist on a refund."] and _ChatStub.seen == []
+    assert [r["text"] for r in replies] == ["Insist on a refund."] and chat_requests == []
 
 
 def test_an_llm_agent_without_a_model_is_refused_before_the_task_starts(runs, tmp_path: Path):

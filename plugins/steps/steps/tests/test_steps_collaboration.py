@@ -6,9 +6,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 from agentenv.engine.task import TaskError
@@ -20,35 +17,7 @@ POST = {"call": "post_message", "args": {"channel": "#general", "text": "status 
 
 
 # ---- add_skills -------------------------------------------------------------------------------------
-class _Recorder(BaseHTTPRequestHandler):
-    """A chat-completions endpoint that answers "ok" and keeps every request body."""
-
-    bodies: list[dict[str, Any]] = []
-
-    def do_POST(self) -> None:
-        type(self).bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-        data = json.dumps({"choices": [{"message": {"role": "assistant", "content": "ok"}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def model_url() -> Iterator[str]:
-    _Recorder.bodies = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
-
-
-def test_skills_extend_an_llm_agents_system_prompt(runs, step, tmp_path, model_url):
+def test_skills_extend_an_llm_agents_system_prompt(runs, step, tmp_path, chat_stub, chat_requests):
     runs.root.joinpath("objects", "skills").mkdir(parents=True)
     runs.root.joinpath("objects", "skills", "refunds.json").write_text(
         json.dumps({"name": "refunds", "instructions": "Refund only damaged items."})
@@ -59,7 +28,7 @@ def test_skills_extend_an_llm_agents_system_prompt(runs, step, tmp_path, model_u
         "env": "world",
         "kind": "llm",
         "system_prompt": "You are the support bot.",
-        "settings": {"base_url": model_url, "model": "stub"},
+        "settings": {"base_url": chat_stub, "model": "stub"},
     }
     skills = [
         {"name": "tone", "text": "Be brief (run {run_id})."},
@@ -80,7 +49,7 @@ def test_skills_extend_an_llm_agents_system_prompt(runs, step, tmp_path, model_u
         "added": ["tone", "refunds", "cli"],
         "applied": "system_prompt",
     }
-    system = _Recorder.bodies[0]["messages"][0]
+    system = chat_requests[0]["body"]["messages"][0]
     assert system["role"] == "system"
     assert system["content"].startswith("You are the support bot.\n\n## Skills\n\n### tone\nBe brief (run ")
     assert record["id"] in system["content"]
@@ -88,13 +57,15 @@ def test_skills_extend_an_llm_agents_system_prompt(runs, step, tmp_path, model_u
     assert "python3 world-tools.py --url URL" in system["content"] and "- post_message:" in system["content"]
 
 
-def test_skills_after_the_conversation_began_update_it_and_others_are_recorded(runs, step, made, model_url):
+def test_skills_after_the_conversation_began_update_it_and_others_are_recorded(
+    runs, step, made, chat_stub, chat_requests
+):
     llm = {
         "id": "agent",
         "type": "deploy_agent",
         "env": "world",
         "kind": "llm",
-        "settings": {"base_url": model_url, "model": "stub"},
+        "settings": {"base_url": chat_stub, "model": "stub"},
     }
     steps = (
         deploy(),
@@ -108,8 +79,11 @@ def test_skills_after_the_conversation_began_update_it_and_others_are_recorded(r
     )
     record = runs(task(*steps))
     assert record["status"] == "succeeded", record["steps"]
-    assert _Recorder.bodies[0]["messages"][0]["role"] == "user"  # no system prompt before the skills
-    assert _Recorder.bodies[1]["messages"][0] == {"role": "system", "content": "## Skills\n\n### late\nLate skill."}
+    assert chat_requests[0]["body"]["messages"][0]["role"] == "user"  # no system prompt before the skills
+    assert chat_requests[1]["body"]["messages"][0] == {
+        "role": "system",
+        "content": "## Skills\n\n### late\nLate skill.",
+    }
     assert step(record, "s3")["output"] == {"skills": ["a", "b"], "added": ["b"], "applied": "recorded"}
     assert [s["name"] for s in made["bot"].agent.skills] == ["a", "b"]
 

@@ -183,6 +183,19 @@ def _mcp_prompt(token: str) -> str:
     )
 
 
+async def _use_probe_server(probe: AgentProbe, rows: list[Row], world_url: str) -> bool:
+    """Give the agent the probe world as its MCP server `probe`; False (with the failed row) if refused."""
+    server = {"name": "probe", "url": f"{world_url}/mcp"}
+    return await _call(probe, rows, "config/set mcp_servers", "config/set", {"mcp_servers": [server]}) is not None
+
+
+async def _ask_for_probe_call(probe: AgentProbe, rows: list[Row], token: str) -> Any:
+    """Ask the agent to call the probe tool with `token`; records whether the answer completed."""
+    exchange = await probe.send(_mcp_prompt(token))
+    rows.append(row("answer completed", exchange.completed, exchange.summary()))
+    return exchange
+
+
 async def check_mcp(target: AgentTarget) -> list[Row]:
     probe = target.probe
     if (stop := await _extension_rows(probe)) is not None:
@@ -191,14 +204,12 @@ async def check_mcp(target: AgentTarget) -> list[Row]:
     rows: list[Row] = []
     with serve_probe_world() as world:
         async with leave_as_found(probe, ["mcp_servers"]):
-            server = {"name": "probe", "url": f"{world.url}/mcp"}
-            if await _call(probe, rows, "config/set mcp_servers", "config/set", {"mcp_servers": [server]}) is None:
+            if not await _use_probe_server(probe, rows, world.url):
                 return rows
             config = await _call(probe, rows, "config/get", "config/get") or {}
             listed = [s.get("name") for s in config.get("mcp_servers") or [] if isinstance(s, dict)]
             rows.append(row("MCP server listed", "probe" in listed, f"mcp_servers: {listed}"))
-            exchange = await probe.send(_mcp_prompt(token))
-            rows.append(row("answer completed", exchange.completed, exchange.summary()))
+            await _ask_for_probe_call(probe, rows, token)
             pings = await asyncio.to_thread(world.pings)
             rows.append(
                 row(
@@ -222,11 +233,9 @@ async def check_trajectory(target: AgentTarget) -> list[Row]:
     rows: list[Row] = []
     with serve_probe_world() as world:
         async with leave_as_found(probe, ["mcp_servers"]):
-            server = {"name": "probe", "url": f"{world.url}/mcp"}
-            if await _call(probe, rows, "config/set mcp_servers", "config/set", {"mcp_servers": [server]}) is None:
+            if not await _use_probe_server(probe, rows, world.url):
                 return rows
-            exchange = await probe.send(_mcp_prompt(token))
-            rows.append(row("answer completed", exchange.completed, exchange.summary()))
+            exchange = await _ask_for_probe_call(probe, rows, token)
             pings = await asyncio.to_thread(world.pings)
             params = {"task_id": exchange.task_id} if exchange.task_id else {"context_id": exchange.context_id}
             result = await _call(probe, rows, "trajectory/get", "trajectory/get", params)
