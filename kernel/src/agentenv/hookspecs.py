@@ -2,13 +2,14 @@
 
 Every plugin is a module named by an entry point in the `agentenv.plugins` group. It implements
 some of the hooks below with `@hookimpl`. Registration hooks hand the kernel *classes* (each with a
-`name`); the kernel validates them and keeps them in typed registries, so hot paths call objects and
-never hooks. Observer hooks are told when runs and steps start and finish, and when a tool is called.
+`name`), or `ClassRef(name, "module:Class")` so the class is imported only when a run uses it; the kernel
+validates them and keeps them in typed registries, so hot paths call objects and never hooks. Observer
+hooks are told when runs and steps start and finish, and when a tool is called.
 
 pluggy always calls hooks with keyword arguments; the kernel's typed façade
 (`agentenv.plugins.host.PluginHost`) is the only caller. Implementations may accept any subset of a
 hook's arguments. Keep plugin modules light: import heavy SDKs inside the functions that use them,
-and import your contributed classes inside the registration hook bodies.
+and register classes by `ClassRef` (or import them inside the registration hook bodies).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ def list_envs(as_json: JsonFlag = False) -> None:
     """Installed envs: name, distribution, version, tools and packaged artifacts."""
     host = get_host()
     rows = []
-    for name, entry in sorted(host.registry("envs").items()):
+    for name, entry in sorted(host.usable("envs").items()):
         info = host.find(entry.plugin)
         rows.append(
             {

@@ -44,7 +44,7 @@ def list_plugins(as_json: JsonFlag = False) -> None:
 @app.command("show")
 def show(name: Annotated[str, typer.Argument(help="Plugin or distribution name.")], as_json: JsonFlag = False) -> None:
     """One plugin in detail, with its requirements and any problems."""
-    host = get_host().load()
+    host = get_host().load().resolve_all()
     info = host.find(name)
     if info is None:
         known = ", ".join(sorted(i.name for i in host.infos)) or "none"
@@ -67,7 +67,7 @@ def show(name: Annotated[str, typer.Argument(help="Plugin or distribution name."
 @app.command("check")
 def check(as_json: JsonFlag = False) -> None:
     """Report every incompatibility with a one-line fix; exit 1 when there is any."""
-    problems = get_host().load().problems()
+    problems = get_host().load().resolve_all().problems()
     if as_json:
         print_json({"ok": not problems, "problems": [p.to_dict() for p in problems]})
     elif not problems:

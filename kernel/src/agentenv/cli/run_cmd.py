@@ -274,7 +274,7 @@ def schema(output: Annotated[Path | None, typer.Option("-o", help="Write to this
     """The JSON Schema of task files, with every installed step type's fields."""
     import json
 
-    models = {name: entry.obj.Settings for name, entry in get_host().registry("steps").items()}
+    models = {name: entry.obj.Settings for name, entry in get_host().usable("steps").items()}
     text = json.dumps(task_json_schema(models), indent=2)
     if output:
         output.write_text(text + "\n")

@@ -42,7 +42,7 @@ def list_steps(as_json: JsonFlag = False) -> None:
     """Every installed step type: name, distribution, version, description."""
     host = get_host()
     rows = []
-    for name, entry in sorted(host.registry("steps").items()):
+    for name, entry in sorted(host.usable("steps").items()):
         info = host.find(entry.plugin)
         rows.append(
             {

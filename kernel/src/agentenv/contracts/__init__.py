@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers; at run time __getatt
     from agentenv.contracts.base import contribution_problem as contribution_problem
     from agentenv.contracts.bundle import BundleRef as BundleRef
     from agentenv.contracts.cli import CliCommand as CliCommand
+    from agentenv.contracts.ref import ClassRef as ClassRef
     from agentenv.contracts.runner import Runner as Runner
     from agentenv.contracts.sandbox import ExecResult as ExecResult
     from agentenv.contracts.sandbox import NetworkPolicy as NetworkPolicy
@@ -43,6 +44,7 @@ _HOMES = {
     "base": "Contribution NoSettings contribution_problem",
     "bundle": "BundleRef",
     "cli": "CliCommand",
+    "ref": "ClassRef",
     "runner": "Runner",
     "sandbox": "ExecResult NetworkPolicy Sandbox SandboxProvider SandboxSpec SpecRefused",
     "step": "Step StepContext StepFailed",

@@ -81,7 +81,11 @@ def preflight(task: TaskFile, host: PluginHost, model: str | None = None) -> dic
             fix = f"agentenv plugin add '{home}'" if home else f"{hint}{known}see `agentenv steps list`"
             problems.append(f"{where}: field `type`: unknown step type {decl.type!r}; fix: {fix}")
             continue
-        step_cls: type[Step] = steps[decl.type].obj
+        try:
+            step_cls: type[Step] = steps[decl.type].obj
+        except LookupError as exc:  # a step type registered by name whose class is broken
+            problems.append(f"{where}: field `type`: {exc}")
+            continue
         try:
             settings = step_cls.Settings.model_validate(decl.fields)
         except ValidationError as exc:

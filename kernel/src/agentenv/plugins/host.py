@@ -14,12 +14,12 @@ import importlib
 import os
 import types
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import pluggy
 
 from agentenv import hookspecs
+from agentenv.contracts.ref import ClassRef
 from agentenv.plugins import problems as codes
 from agentenv.plugins.compat import requirement_problems
 from agentenv.plugins.discovery import DENY_VAR, PluginInfo, discover
@@ -30,14 +30,51 @@ KIND_TO_HOOK = {kind: hook for hook, kind in hookspecs.REGISTRATION_HOOKS.items(
 SPEC_NAMES = frozenset(name for name in vars(hookspecs.AgentenvSpecs) if name.startswith("agentenv_"))
 
 
-@dataclass(frozen=True)
-class Entry:
-    """A registered contribution and the plugin that gave it."""
+class ContributionError(LookupError):
+    """A contribution registered by name (`ClassRef`) whose class cannot be imported or is invalid."""
 
-    name: str
-    obj: Any
-    plugin: str
-    dist: str
+
+class Entry:
+    """A registered contribution and the plugin that gave it.
+
+    A contribution registered as a `ClassRef` has only its name until `obj` is first read; then its class is
+    imported and validated, and a failure is recorded as a problem of its plugin and raised as a
+    `ContributionError` that says what to do.
+    """
+
+    __slots__ = ("_info", "_kind", "_obj", "dist", "name", "plugin", "target")
+
+    def __init__(
+        self, name: str, obj: Any, plugin: str, dist: str, *, target: str = "", kind: str = "", info: Any = None
+    ) -> None:
+        self.name, self.plugin, self.dist, self.target = name, plugin, dist, target
+        self._obj, self._kind, self._info = obj, kind, info
+
+    @property
+    def obj(self) -> Any:
+        if self._obj is None:
+            self._obj = self._resolve()
+        return self._obj
+
+    def _resolve(self) -> Any:
+        from agentenv.plugins.validate import validate_contribution
+
+        label = f"{self._kind[:-1].replace('_', ' ')} {self.name!r}"
+        try:
+            obj = ClassRef(self.name, self.target).load()
+        except Exception as exc:  # third-party code: report, never crash the caller
+            problem: str | None = f"importing {self.target} failed: {type(exc).__name__}: {exc}"
+        else:
+            key, problem = validate_contribution(self._kind, obj)
+            if problem is None and key != self.name:
+                problem = f"{self.target} is named {key!r}, not {self.name!r}"
+            if problem is None:
+                return obj
+        message = f"{label} of {self.dist} cannot be loaded: {problem}"
+        fix = f"fix or upgrade {self.dist}, or disable it: {DENY_VAR}={self.plugin}"
+        if self._info is not None and all(p.message != message for p in self._info.problems):
+            self._info.problems.append(Problem(self.plugin, codes.INVALID_CONTRIBUTION, message, fix))
+        raise ContributionError(f"{message}; fix: {fix}")
 
 
 class PluginHost:
@@ -190,6 +227,7 @@ class PluginHost:
         staged: list[Entry] = []
         for item in items:
             key, problem = validate_contribution(kind, item)
+            target = item.target if isinstance(item, ClassRef) else ""
             if problem:
                 self._fail(
                     info,
@@ -216,7 +254,8 @@ class PluginHost:
                     ),
                 )
                 return False
-            staged.append(Entry(key, item, info.name, info.dist))
+            obj = None if target else item
+            staged.append(Entry(key, obj, info.name, info.dist, target=target, kind=kind, info=info))
         for entry in staged:
             registry[entry.name] = entry
         info.contributes.setdefault(kind, []).extend(e.name for e in staged)
@@ -235,6 +274,23 @@ class PluginHost:
         label = kind[:-1].replace("_", " ")
         known = ", ".join(sorted(registry)) or "none installed"
         raise LookupError(f"no {label} named {name!r} (installed: {known}); see `agentenv plugin list`")
+
+    def usable(self, kind: str) -> dict[str, Entry]:
+        """The registry of `kind` with every class imported; broken ones are left out and recorded as problems."""
+        usable = {}
+        for name, entry in self.registry(kind).items():
+            try:
+                entry.obj  # noqa: B018 - reading it imports and validates the class
+            except ContributionError:
+                continue
+            usable[name] = entry
+        return usable
+
+    def resolve_all(self) -> PluginHost:
+        """Import every contribution registered by name, so broken ones show up as plugin problems now."""
+        for kind in self.registries:
+            self.usable(kind)
+        return self
 
     def problems(self) -> list[Problem]:
         return [problem for info in self.infos for problem in info.problems]

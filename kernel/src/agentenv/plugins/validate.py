@@ -8,6 +8,7 @@ from typing import Any
 
 from agentenv.contracts.bundle import BundleRef
 from agentenv.contracts.cli import CliCommand
+from agentenv.contracts.ref import ClassRef
 
 BASES: dict[str, tuple[str, str]] = {
     "envs": ("agentenv.env", "Env"),
@@ -34,6 +35,11 @@ def validate_contribution(kind: str, item: Any) -> tuple[str, str | None]:
         if not isinstance(item, CliCommand) or ":" not in item.target:
             return repr(item), f"{item!r} is not a CliCommand with a 'module:attribute' target"
         return item.name, None
+    if isinstance(item, ClassRef):
+        if kind == "stores":
+            return item.name, f"store {item.name!r}: stores are registered as classes, not as a ClassRef"
+        well_formed = isinstance(item.name, str) and item.name and item.target.count(":") == 1
+        return item.name, None if well_formed else f"{item!r} needs a `name` and a 'module:Class' target"
     from agentenv.contracts.base import contribution_problem
 
     module, attr = BASES[kind]

@@ -42,7 +42,7 @@ def build_world(
         except LookupError as exc:
             raise WorldError(str(exc)) from exc
         envs.append(cls((settings or {}).get(env_name)))
-    kinds = {name: entry.obj for name, entry in host.registry("trigger_kinds").items()}
+    kinds = {name: entry.obj for name, entry in host.usable("trigger_kinds").items()}
     world = World(envs, roles=roles, seed=seed, trigger_kinds=kinds or None)
     for spec in artifacts:
         load_artifact_spec(world, spec)

@@ -80,6 +80,9 @@ class FakeHost:
     def registry(self, kind: str) -> dict[str, Any]:
         return {}
 
+    def usable(self, kind: str) -> dict[str, Any]:
+        return {}
+
 
 def interview_app() -> Any:
     """A plain a2a-sdk agent (not ours): answers `direct…` with a bare message, otherwise asks for a name

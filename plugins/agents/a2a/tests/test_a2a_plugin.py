@@ -22,7 +22,7 @@ TESTS = Path(__file__).parent
 
 
 def test_registers_the_a2a_kind_and_the_command():
-    kinds = plugin.agentenv_register_agent_kinds()
+    kinds = [ref.load() for ref in plugin.agentenv_register_agent_kinds()]
     assert [k.name for k in kinds] == ["a2a"]
     assert contribution_problem(kinds[0], AgentKind) is None
     (command,) = plugin.agentenv_register_cli_commands()
@@ -39,7 +39,7 @@ def test_registration_and_root_help_do_not_import_the_sdk():
         """
         import sys
         from agentenv_a2a import plugin
-        plugin.agentenv_register_agent_kinds()
+        [ref.load() for ref in plugin.agentenv_register_agent_kinds()]
         plugin.agentenv_register_cli_commands()
         from agentenv.cli.main import main
         main(["--help"])

@@ -21,7 +21,7 @@ def test_entry_point_is_declared() -> None:
 
 def test_hook_returns_valid_agent_kinds() -> None:
     names = {}
-    for cls in plugin.agentenv_register_agent_kinds():
+    for cls in [ref.load() for ref in plugin.agentenv_register_agent_kinds()]:
         assert issubclass(cls, AgentKind)
         key, problem = validate_contribution("agent_kinds", cls)
         assert problem is None, problem

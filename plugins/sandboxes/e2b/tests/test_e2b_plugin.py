@@ -13,7 +13,7 @@ from agentenv.contracts.sandbox import SandboxProvider
 def test_entry_point_registers_the_provider():
     (ep,) = [ep for ep in entry_points(group="agentenv.plugins") if ep.name == "e2b"]
     assert ep.value == "agentenv_e2b.plugin"
-    providers = ep.load().agentenv_register_sandbox_providers()
+    providers = [ref.load() for ref in ep.load().agentenv_register_sandbox_providers()]
     assert [p.name for p in providers] == ["e2b"]
     assert contribution_problem(providers[0], SandboxProvider) is None
     assert providers[0].modes == frozenset({"vm", "container"})

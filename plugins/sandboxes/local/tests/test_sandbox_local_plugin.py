@@ -21,7 +21,7 @@ def test_entry_point_is_declared() -> None:
 
 
 def test_hook_returns_a_valid_provider() -> None:
-    classes = plugin.agentenv_register_sandbox_providers()
+    classes = [ref.load() for ref in plugin.agentenv_register_sandbox_providers()]
     assert classes == [InlineProvider, ProcessProvider]
     for cls in classes:
         key, problem = validate_contribution("sandbox_providers", cls)

@@ -20,7 +20,7 @@ def test_entry_point_is_declared() -> None:
 
 
 def test_hook_returns_two_valid_providers() -> None:
-    classes = plugin.agentenv_register_sandbox_providers()
+    classes = [ref.load() for ref in plugin.agentenv_register_sandbox_providers()]
     assert classes == [ModalProvider, ModalVmProvider]
     assert validate_contribution("sandbox_providers", ModalProvider) == ("modal", None)
     assert validate_contribution("sandbox_providers", ModalVmProvider) == ("modal-vm", None)
@@ -40,7 +40,7 @@ def test_registering_does_not_import_the_sdk() -> None:
     code = (
         "import sys\n"
         "from agentenv_modal import plugin\n"
-        "classes = plugin.agentenv_register_sandbox_providers()\n"
+        "classes = [ref.load() for ref in plugin.agentenv_register_sandbox_providers()]\n"
         "[cls({}) for cls in classes]\n"
         "heavy = [m for m in sys.modules if m == 'modal' or m.startswith(('modal.', 'modal_proto', 'grpclib'))]\n"
         "assert not heavy, heavy[:5]\n"

@@ -11,11 +11,13 @@ from agentenv.hookspecs import hookimpl
 
 
 @hookimpl
-def agentenv_register_agent_kinds() -> list[type[Any]]:
+def agentenv_register_agent_kinds() -> list[Any]:
     """`a2a` drives a remote A2A agent by URL."""
-    from agentenv_a2a.agent import A2aAgent
+    from agentenv.contracts.ref import ClassRef
 
-    return [A2aAgent]
+    return [
+        ClassRef("a2a", "agentenv_a2a.agent:A2aAgent"),
+    ]
 
 
 @hookimpl

@@ -8,9 +8,11 @@ from agentenv.hookspecs import hookimpl
 
 
 @hookimpl
-def agentenv_register_agent_kinds() -> list[type[Any]]:
+def agentenv_register_agent_kinds() -> list[Any]:
     """`scripted` replays a policy file offline; `llm` drives a chat-completions endpoint with tool calling."""
-    from agentenv_agents.llm import LlmAgent
-    from agentenv_agents.scripted import ScriptedAgent
+    from agentenv.contracts.ref import ClassRef
 
-    return [ScriptedAgent, LlmAgent]
+    return [
+        ClassRef("scripted", "agentenv_agents.scripted:ScriptedAgent"),
+        ClassRef("llm", "agentenv_agents.llm:LlmAgent"),
+    ]

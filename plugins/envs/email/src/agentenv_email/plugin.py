@@ -1,10 +1,14 @@
 """Entry-point module of agentenv-email: registers the `email` env with the kernel."""
 
+from typing import Any
+
 from agentenv.hookspecs import hookimpl
 
 
 @hookimpl
-def agentenv_register_envs() -> list[type]:
-    from agentenv_email.env import EmailEnv
+def agentenv_register_envs() -> list[Any]:
+    from agentenv.contracts.ref import ClassRef
 
-    return [EmailEnv]
+    return [
+        ClassRef("email", "agentenv_email.env:EmailEnv"),
+    ]

@@ -1,10 +1,14 @@
 """Entry-point module: registers the helpdesk env with agentenv."""
 
+from typing import Any
+
 from agentenv.hookspecs import hookimpl
 
 
 @hookimpl
-def agentenv_register_envs() -> list[type]:
-    from agentenv_helpdesk.env import HelpdeskEnv
+def agentenv_register_envs() -> list[Any]:
+    from agentenv.contracts.ref import ClassRef
 
-    return [HelpdeskEnv]
+    return [
+        ClassRef("helpdesk", "agentenv_helpdesk.env:HelpdeskEnv"),
+    ]

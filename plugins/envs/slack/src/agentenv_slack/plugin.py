@@ -1,10 +1,14 @@
 """Entry point of the `slack` plugin: registers `SlackEnv`."""
 
+from typing import Any
+
 from agentenv.hookspecs import hookimpl
 
 
 @hookimpl
-def agentenv_register_envs() -> list[type]:
-    from agentenv_slack.env import SlackEnv
+def agentenv_register_envs() -> list[Any]:
+    from agentenv.contracts.ref import ClassRef
 
-    return [SlackEnv]
+    return [
+        ClassRef("slack", "agentenv_slack.env:SlackEnv"),
+    ]

@@ -1,6 +1,6 @@
 """Entry module of `agentenv-docker`: the `docker` sandbox provider, the `run_docker_container` and
 `run_container_unit_tests_verifier` steps and the `agentenv docker` command. Nothing heavy is imported here;
-classes are imported inside the hooks."""
+classes are registered by name (`ClassRef`) and imported when a run uses them."""
 
 from __future__ import annotations
 
@@ -10,21 +10,25 @@ from agentenv.hookspecs import hookimpl
 
 
 @hookimpl
-def agentenv_register_sandbox_providers() -> list[type[Any]]:
+def agentenv_register_sandbox_providers() -> list[Any]:
     """`docker`: containers on the local engine, one private network each, labelled and prunable."""
-    from agentenv_docker.provider import DockerProvider
+    from agentenv.contracts.ref import ClassRef
 
-    return [DockerProvider]
+    return [
+        ClassRef("docker", "agentenv_docker.provider:DockerProvider"),
+    ]
 
 
 @hookimpl
-def agentenv_register_steps() -> list[type[Any]]:
+def agentenv_register_steps() -> list[Any]:
     """`run_docker_container`: build an image from a context in the bundle, run it, wait until it is ready;
     `run_container_unit_tests_verifier`: score a test command run in such a container."""
-    from agentenv_docker.step import RunDockerContainer
-    from agentenv_docker.unit_tests import RunContainerUnitTestsVerifier
+    from agentenv.contracts.ref import ClassRef
 
-    return [RunDockerContainer, RunContainerUnitTestsVerifier]
+    return [
+        ClassRef("run_docker_container", "agentenv_docker.step:RunDockerContainer"),
+        ClassRef("run_container_unit_tests_verifier", "agentenv_docker.unit_tests:RunContainerUnitTestsVerifier"),
+    ]
 
 
 @hookimpl

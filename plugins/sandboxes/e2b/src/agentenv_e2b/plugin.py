@@ -8,8 +8,10 @@ from agentenv.hookspecs import hookimpl
 
 
 @hookimpl
-def agentenv_register_sandbox_providers() -> list[type[Any]]:
+def agentenv_register_sandbox_providers() -> list[Any]:
     """`e2b`: E2B microVMs created from templates."""
-    from agentenv_e2b.provider import E2BProvider
+    from agentenv.contracts.ref import ClassRef
 
-    return [E2BProvider]
+    return [
+        ClassRef("e2b", "agentenv_e2b.provider:E2BProvider"),
+    ]

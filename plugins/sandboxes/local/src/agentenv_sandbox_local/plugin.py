@@ -8,9 +8,11 @@ from agentenv.hookspecs import hookimpl
 
 
 @hookimpl
-def agentenv_register_sandbox_providers() -> list[type[Any]]:
+def agentenv_register_sandbox_providers() -> list[Any]:
     """`inline`: a private work folder on this host; `process`: the spec's command as a subprocess there."""
-    from agentenv_sandbox_local.inline import InlineProvider
-    from agentenv_sandbox_local.process import ProcessProvider
+    from agentenv.contracts.ref import ClassRef
 
-    return [InlineProvider, ProcessProvider]
+    return [
+        ClassRef("inline", "agentenv_sandbox_local.inline:InlineProvider"),
+        ClassRef("process", "agentenv_sandbox_local.process:ProcessProvider"),
+    ]

@@ -8,8 +8,11 @@ from agentenv.hookspecs import hookimpl
 
 
 @hookimpl
-def agentenv_register_sandbox_providers() -> list[type[Any]]:
+def agentenv_register_sandbox_providers() -> list[Any]:
     """`modal` (containers) and `modal-vm` sandboxes on Modal."""
-    from agentenv_modal.provider import ModalProvider, ModalVmProvider
+    from agentenv.contracts.ref import ClassRef
 
-    return [ModalProvider, ModalVmProvider]
+    return [
+        ClassRef("modal", "agentenv_modal.provider:ModalProvider"),
+        ClassRef("modal-vm", "agentenv_modal.provider:ModalVmProvider"),
+    ]

@@ -157,7 +157,7 @@ def agent_options(
     fields = kind_cls.Settings.model_fields
     options = dict(settings.settings)
     if implicit:  # settings meant for another kind go; a typo still fails validation
-        others = {f for entry in ctx.host.registry("agent_kinds").values() for f in entry.obj.Settings.model_fields}
+        others = {f for entry in ctx.host.usable("agent_kinds").values() for f in entry.obj.Settings.model_fields}
         dropped = sorted((set(options) - set(fields)) & others)
         for key in dropped:
             del options[key]

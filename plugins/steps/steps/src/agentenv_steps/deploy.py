@@ -117,7 +117,7 @@ class DeployEnv(CoreStep):
         chain = sandbox_chain(settings, ctx)
         classes = _env_classes(settings.envs, ctx)
         pairs = _artifacts.resolve_all(settings.artifacts, classes, ctx)
-        kinds = {name: entry.obj for name, entry in ctx.host.registry("trigger_kinds").items()}
+        kinds = {name: entry.obj for name, entry in ctx.host.usable("trigger_kinds").items()}
         if chain != [INLINE]:
             served = await _deploy_served(settings, chain, classes, pairs, kinds, ctx, step_id)
             if served is not None:

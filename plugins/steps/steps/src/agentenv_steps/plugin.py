@@ -1,6 +1,6 @@
 """Entry module of `agentenv-steps`: registers the step types and the `hello` bundle.
 
-Step classes are imported inside the hook bodies, so loading this module costs nothing.
+Step classes are registered by name (`ClassRef`): a run imports only the step types its task uses.
 """
 
 from __future__ import annotations
@@ -12,42 +12,33 @@ from agentenv.hookspecs import hookimpl
 
 
 @hookimpl
-def agentenv_register_steps() -> list[type[Any]]:
+def agentenv_register_steps() -> list[Any]:
     """The lifecycle, data, world-rule, agent, sandbox, capture and code step types."""
-    from agentenv_steps.agents import DeployAgent, PromptAgent
-    from agentenv_steps.capture import CollectArtifacts, SnapshotAgentState
-    from agentenv_steps.code import BuildMcpCli, RunCode
-    from agentenv_steps.collaboration import AddSkills, RegisterAgentTriggers, Review
-    from agentenv_steps.data import LoadArtifact, ResetEnv, SnapshotEnv
-    from agentenv_steps.deploy import DeployEnv
-    from agentenv_steps.lifecycle import DeployHumanAgent, InstallAgent, PeerAgents, TeardownSandboxes
-    from agentenv_steps.rules import ModifyEnvToolAccess, RegisterEnvTriggers, SyncEnvClock
-    from agentenv_steps.sandbox import DeploySandbox
-    from agentenv_steps.server_config import ApplyServerConfig
+    from agentenv.contracts.ref import ClassRef
 
     return [
-        DeployEnv,
-        LoadArtifact,
-        SyncEnvClock,
-        RegisterEnvTriggers,
-        ModifyEnvToolAccess,
-        SnapshotEnv,
-        ResetEnv,
-        DeployAgent,
-        PromptAgent,
-        DeploySandbox,
-        DeployHumanAgent,
-        InstallAgent,
-        TeardownSandboxes,
-        PeerAgents,
-        AddSkills,
-        Review,
-        ApplyServerConfig,
-        RegisterAgentTriggers,
-        SnapshotAgentState,
-        CollectArtifacts,
-        BuildMcpCli,
-        RunCode,
+        ClassRef("deploy_env", "agentenv_steps.deploy:DeployEnv"),
+        ClassRef("load_artifact", "agentenv_steps.data:LoadArtifact"),
+        ClassRef("sync_env_clock", "agentenv_steps.rules:SyncEnvClock"),
+        ClassRef("register_env_triggers", "agentenv_steps.rules:RegisterEnvTriggers"),
+        ClassRef("modify_env_tool_access", "agentenv_steps.rules:ModifyEnvToolAccess"),
+        ClassRef("snapshot_env", "agentenv_steps.data:SnapshotEnv"),
+        ClassRef("reset_env", "agentenv_steps.data:ResetEnv"),
+        ClassRef("deploy_agent", "agentenv_steps.agents:DeployAgent"),
+        ClassRef("prompt_agent", "agentenv_steps.agents:PromptAgent"),
+        ClassRef("deploy_sandbox", "agentenv_steps.sandbox:DeploySandbox"),
+        ClassRef("deploy_human_agent", "agentenv_steps.lifecycle:DeployHumanAgent"),
+        ClassRef("install_agent", "agentenv_steps.lifecycle:InstallAgent"),
+        ClassRef("teardown_sandboxes", "agentenv_steps.lifecycle:TeardownSandboxes"),
+        ClassRef("peer_agents", "agentenv_steps.lifecycle:PeerAgents"),
+        ClassRef("add_skills", "agentenv_steps.collaboration:AddSkills"),
+        ClassRef("review", "agentenv_steps.collaboration:Review"),
+        ClassRef("apply_server_config", "agentenv_steps.server_config:ApplyServerConfig"),
+        ClassRef("register_agent_triggers", "agentenv_steps.collaboration:RegisterAgentTriggers"),
+        ClassRef("snapshot_agent_state", "agentenv_steps.capture:SnapshotAgentState"),
+        ClassRef("collect_artifacts", "agentenv_steps.capture:CollectArtifacts"),
+        ClassRef("build_mcp_cli", "agentenv_steps.code:BuildMcpCli"),
+        ClassRef("run_code", "agentenv_steps.code:RunCode"),
     ]
 
 

@@ -8,12 +8,14 @@ from agentenv.hookspecs import hookimpl
 
 
 @hookimpl
-def agentenv_register_steps() -> list[type[Any]]:
+def agentenv_register_steps() -> list[Any]:
     """Verifier steps: each returns `score`, `rows` and `passed`; the task's score comes from them."""
-    from agentenv_verifiers.aggregate import AggregateVerifiers
-    from agentenv_verifiers.env_outcome import EnvOutcomeVerifier
-    from agentenv_verifiers.response import AgentPromptResponseVerifier
-    from agentenv_verifiers.rubrics import RubricsVerifier
-    from agentenv_verifiers.sandbox import VerifySandbox
+    from agentenv.contracts.ref import ClassRef
 
-    return [EnvOutcomeVerifier, AgentPromptResponseVerifier, RubricsVerifier, VerifySandbox, AggregateVerifiers]
+    return [
+        ClassRef("env_outcome_verifier", "agentenv_verifiers.env_outcome:EnvOutcomeVerifier"),
+        ClassRef("agent_prompt_response_verifier", "agentenv_verifiers.response:AgentPromptResponseVerifier"),
+        ClassRef("rubrics_verifier", "agentenv_verifiers.rubrics:RubricsVerifier"),
+        ClassRef("verify_sandbox", "agentenv_verifiers.sandbox:VerifySandbox"),
+        ClassRef("aggregate_verifiers", "agentenv_verifiers.aggregate:AggregateVerifiers"),
+    ]

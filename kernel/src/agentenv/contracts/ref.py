@@ -1,0 +1,28 @@
+"""Contributions registered by name, so a plugin's classes are imported only when a run uses them."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ClassRef:
+    """A contribution named `name`, found at `target` (`"package.module:Class"`).
+
+    A registration hook may return these instead of classes. The kernel lists and checks the name at once
+    and imports the class on first use, so `agentenv run hello` pays only for the step types and envs the
+    task names, not for every one installed. The class is validated when imported; if its own `name` differs
+    from the one registered, or the import fails, the contribution is reported as broken then (and
+    `agentenv plugin check` imports every one to find such problems ahead of time). Stores cannot be
+    registered this way: their registry key needs the class's store kind.
+    """
+
+    name: str
+    target: str
+
+    def load(self) -> Any:
+        """Import and return what `target` names (unvalidated: the kernel checks it against its kind)."""
+        module_name, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(module_name), attr)
