@@ -10,7 +10,6 @@ import inspect
 import re
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -34,15 +33,40 @@ class ToolError(Exception):
         return error
 
 
-@dataclass(frozen=True)
 class ToolSpec:
-    """A tool as the world and the card see it."""
+    """A tool as the world and the card see it.
 
-    name: str
-    description: str
-    method: str
-    args_model: type[BaseModel]
-    read_only: bool
+    For a method tool (`func` given) the description and the argument model are made on first use: a world
+    knows every tool of its envs, and a run calls or describes only a few of them.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        description: str | None = None,
+        method: str = "",
+        args_model: type[BaseModel] | None = None,
+        read_only: bool = False,
+        *,
+        func: Callable[..., Any] | None = None,
+    ) -> None:
+        self.name, self.method, self.read_only, self.func = name, method, read_only, func
+        self._description, self._args_model = description, args_model
+        self._param_docs: dict[str, str] = {}
+
+    @property
+    def description(self) -> str:
+        if self._description is None:
+            self._description, self._param_docs = parse_docstring(self.func.__doc__ if self.func else None)
+        return self._description
+
+    @property
+    def args_model(self) -> type[BaseModel]:
+        if self._args_model is None:
+            assert self.func is not None, f"tool {self.name!r} has neither an argument model nor a method"
+            _ = self.description  # parses the docstring's Args: section too
+            self._args_model = build_args_model(self.func, self.name, self._param_docs)
+        return self._args_model
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -116,20 +140,24 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
 
 
 def build_tool_spec(owner: type, method_name: str, func: Callable[..., Any]) -> ToolSpec:
-    """Build the spec (and its argument model) of one marked method."""
+    """The spec of one marked method; its signature is checked now, its argument model built when needed."""
     mark = getattr(func, TOOL_MARK)
-    description, param_docs = parse_docstring(func.__doc__)
-    hints = typing.get_type_hints(func, include_extras=True)
-    fields: dict[str, Any] = {}
     for param in list(inspect.signature(func).parameters.values())[1:]:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"tool {owner.__name__}.{method_name} cannot take *args or **kwargs")
+    return ToolSpec(mark["name"], method=method_name, read_only=mark["read_only"], func=func)
+
+
+def build_args_model(func: Callable[..., Any], name: str, param_docs: dict[str, str]) -> type[BaseModel]:
+    """The pydantic model of a tool's arguments, from the method's signature, type hints and docstring."""
+    hints = typing.get_type_hints(func, include_extras=True)
+    fields: dict[str, Any] = {}
+    for param in list(inspect.signature(func).parameters.values())[1:]:
         annotation = hints.get(param.name, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
-    model_name = "".join(part.title() for part in mark["name"].split("_")) + "Args"
-    model = create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
-    return ToolSpec(mark["name"], description, method_name, model, mark["read_only"])
+    model_name = "".join(part.title() for part in name.split("_")) + "Args"
+    return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
 
 
 def argument_errors(exc: ValidationError) -> dict[str, Any]:

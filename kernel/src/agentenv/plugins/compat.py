@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 
 from packaging.version import InvalidVersion, Version
 
@@ -15,6 +14,8 @@ from agentenv.plugins.requirements import InvalidRequirement, Requirement, parse
 
 @cache
 def installed_version(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(name)
     except PackageNotFoundError:

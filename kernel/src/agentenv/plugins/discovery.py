@@ -1,7 +1,8 @@
 """Find plugins from installed metadata alone: no plugin module is imported here.
 
 A plugin is an entry point in the `agentenv.plugins` group; its distribution's metadata says which
-kernel range and sibling plugins it needs.
+kernel range and sibling plugins it needs. What the scan finds (and the requirement check's verdict) is
+cached until the installed distributions change (see `agentenv.plugins.cache`).
 """
 
 from __future__ import annotations
@@ -9,10 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agentenv.plugins.cache import cached
 from agentenv.plugins.problems import Problem
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 GROUP = "agentenv.plugins"
 ALLOW_VAR = "AGENTENV_PLUGINS"
@@ -31,6 +35,8 @@ class PluginInfo:
     status: str = "ok"
     problems: list[Problem] = field(default_factory=list)
     contributes: dict[str, list[str]] = field(default_factory=dict)
+    requirement_problems: list[Problem] | None = field(default=None, repr=False)
+    """What the requirement check found at discovery (None: not checked yet)."""
 
     @property
     def kernel_range(self) -> str:
@@ -68,14 +74,37 @@ def discover(environ: Mapping[str, str] | None = None) -> list[PluginInfo]:
     environ = os.environ if environ is None else environ
     allow, deny = _names(environ.get(ALLOW_VAR)), _names(environ.get(DENY_VAR))
     found: list[PluginInfo] = []
-    for ep in entry_points(group=GROUP):
-        info = _info(ep)
+    for record in cached("plugins", _scan, environ):
+        problems = [Problem(**problem) for problem in record.pop("problems")]
+        info = PluginInfo(**record, requirement_problems=problems)
         keys = {info.name, info.dist}
         if (allow and not keys & allow and info.dist != "agentenv-kernel") or keys & deny:
             info.status = "disabled"
         found.append(info)
     found.sort(key=lambda i: (i.dist != "agentenv-kernel", i.dist, i.name))
     return found
+
+
+def _scan() -> list[dict[str, Any]]:
+    """Every entry point of the group with its distribution's metadata and requirement problems."""
+    from importlib.metadata import entry_points
+
+    from agentenv.plugins.compat import requirement_problems
+
+    records = []
+    for ep in entry_points(group=GROUP):
+        info = _info(ep)
+        records.append(
+            {
+                "name": info.name,
+                "dist": info.dist,
+                "version": info.version,
+                "module": info.module,
+                "requires": info.requires,
+                "problems": [problem.to_dict() for problem in requirement_problems(info)],
+            }
+        )
+    return records
 
 
 def _info(ep: EntryPoint) -> PluginInfo:

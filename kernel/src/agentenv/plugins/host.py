@@ -21,7 +21,6 @@ import pluggy
 from agentenv import hookspecs
 from agentenv.contracts.ref import ClassRef
 from agentenv.plugins import problems as codes
-from agentenv.plugins.compat import requirement_problems
 from agentenv.plugins.discovery import DENY_VAR, PluginInfo, discover
 from agentenv.plugins.problems import Problem
 
@@ -91,7 +90,12 @@ class PluginHost:
         self.registries: dict[str, dict[str, Entry]] = {kind: {} for kind in ALL_KINDS}
         for info in self.infos:
             if info.status == "ok":
-                info.problems.extend(requirement_problems(info))
+                found = info.requirement_problems
+                if found is None:  # not from discovery (tests hand infos in): check now
+                    from agentenv.plugins.compat import requirement_problems
+
+                    found = requirement_problems(info)
+                info.problems.extend(found)
                 if info.problems:
                     info.status = "incompatible"
 

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Validators are built when a world first registers a trigger: most runs register none.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class CallToolAction(_Strict):

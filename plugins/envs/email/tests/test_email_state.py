@@ -79,7 +79,7 @@ def test_plugin_registers_env() -> None:
     found = [ep for ep in entry_points(group="agentenv.plugins") if ep.name == "email"]
     assert len(found) == 1 and found[0].value == "agentenv_email.plugin"
     plugin = found[0].load()
-    assert plugin.agentenv_register_envs() == [EmailEnv]
+    assert [ref.load() for ref in plugin.agentenv_register_envs()] == [EmailEnv]
     assert EmailEnv.name == "email"
     assert EmailEnv.Settings().model_dump() == {"address": "support@acme.example", "display_name": "Acme Support"}
 

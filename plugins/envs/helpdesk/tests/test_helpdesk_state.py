@@ -266,7 +266,7 @@ def test_ticket_status_of_unknown_ticket(acme, make_env):
 def test_entry_point_registers_the_env():
     [entry] = [ep for ep in entry_points(group="agentenv.plugins") if ep.name == "helpdesk"]
     module = entry.load()
-    assert module.agentenv_register_envs() == [HelpdeskEnv]
+    assert [ref.load() for ref in module.agentenv_register_envs()] == [HelpdeskEnv]
     assert HelpdeskEnv.name == "helpdesk"
     assert len(HelpdeskEnv.tool_specs()) >= 12
 

@@ -114,5 +114,5 @@ def test_plugin_registers_the_env() -> None:
     found = [ep for ep in entry_points(group="agentenv.plugins") if ep.name == "slack"]
     assert len(found) == 1
     assert found[0].value == "agentenv_slack.plugin"
-    assert found[0].load().agentenv_register_envs() == [SlackEnv]
+    assert [ref.load() for ref in found[0].load().agentenv_register_envs()] == [SlackEnv]
     assert SlackEnv.name == "slack"

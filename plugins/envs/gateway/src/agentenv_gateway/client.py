@@ -189,6 +189,9 @@ class RemoteWorld(World):
         return reply["result"]
 
     # ---- tools -------------------------------------------------------------------------------------
+    def tool_names(self, role: str = DEFAULT_ROLE) -> list[str]:
+        return [tool["name"] for tool in self.list_tools(role)]
+
     def list_tools(self, role: str = DEFAULT_ROLE) -> list[dict[str, Any]]:
         response = self._request("GET", f"{REST_PATH}/tools", role)
         if response.status_code != 200:

@@ -18,7 +18,6 @@ import json
 import shlex
 import threading
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from agentenv.env import Env
@@ -39,11 +38,13 @@ class _AnyArgs(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-@dataclass(frozen=True)
 class UpstreamToolSpec(ToolSpec):
-    schema: dict[str, Any] = field(default_factory=dict)
-    remote: str = ""
-    """The tool's name on the upstream server (the public name may carry a `NAME_` prefix)."""
+    """An upstream server's tool: its JSON Schema is the upstream's own; `remote` is its name there (the
+    public name may carry a `NAME_` prefix)."""
+
+    def __init__(self, *, schema: dict[str, Any], remote: str, **fields: Any) -> None:
+        super().__init__(**fields)
+        self.schema, self.remote = schema, remote
 
     @property
     def input_schema(self) -> dict[str, Any]:

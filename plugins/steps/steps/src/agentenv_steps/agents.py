@@ -94,7 +94,7 @@ class DeployAgent(CoreStep):
             raise StepFailed(f"field `settings`: the {kind} agent could not be made: {exc}") from None
         tools = world.tool_access(settings.role)
         ctx.add_resource(step_id, DeployedAgent(agent, tools, settings.role, settings.env, kind, world), _closer(agent))
-        return {"kind": kind, "role": settings.role, "env": settings.env, "tools": len(world.list_tools(settings.role))}
+        return {"kind": kind, "role": settings.role, "env": settings.env, "tools": len(world.tool_names(settings.role))}
 
 
 def _settings_hint(message: str) -> str:
@@ -156,7 +156,7 @@ def agent_options(
     """
     fields = kind_cls.Settings.model_fields
     options = dict(settings.settings)
-    if implicit:  # settings meant for another kind go; a typo still fails validation
+    if implicit and set(options) - set(fields):  # settings meant for another kind go; a typo still fails
         others = {f for entry in ctx.host.usable("agent_kinds").values() for f in entry.obj.Settings.model_fields}
         dropped = sorted((set(options) - set(fields)) & others)
         for key in dropped:

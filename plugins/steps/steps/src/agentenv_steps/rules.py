@@ -174,5 +174,5 @@ class ModifyEnvToolAccess(CoreStep):
             "role": settings.role,
             "enabled": settings.enable,
             "disabled": settings.disable,
-            "tools": sorted(tool["name"] for tool in world.list_tools(settings.role)),
+            "tools": sorted(world.tool_names(settings.role)),
         }

@@ -1,0 +1,81 @@
+"""Remember what plugin discovery found until something is installed or removed.
+
+Reading every distribution's metadata (entry points, versions, requirements) costs tens of milliseconds on
+each `agentenv` start, about a tenth of the budget of `agentenv run hello`. The result only changes when a
+distribution is installed, upgraded or removed, and installers create and delete `*.dist-info` folders to
+do that, so the cache is keyed by a fingerprint of the import path: every `sys.path` folder and every
+metadata folder in it, with their modification times (and those of the METADATA and entry_points.txt
+files, for tools that rewrite them in place). Any change there means a fresh scan.
+
+The cache lives in `$AGENTENV_CACHE_DIR` (default `$XDG_CACHE_HOME/agentenv`, else `~/.cache/agentenv`),
+one small JSON file per Python environment; `AGENTENV_NO_CACHE=1` turns it off. A cache that cannot be
+read or written is ignored: discovery then just scans, as it would without one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+CACHE_DIR_VAR = "AGENTENV_CACHE_DIR"
+NO_CACHE_VAR = "AGENTENV_NO_CACHE"
+FORMAT = 1
+"""Bump when the shape of what is cached changes, so older files are ignored."""
+
+
+def cache_dir(environ: Mapping[str, str]) -> Path:
+    if environ.get(CACHE_DIR_VAR):
+        return Path(environ[CACHE_DIR_VAR])
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "agentenv"
+
+
+def fingerprint(paths: list[str]) -> str:
+    """A digest of the import path and of every distribution's metadata folder on it."""
+    digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{sys.prefix}".encode())
+    for entry in paths:
+        folder = entry or "."
+        try:
+            listing = sorted(os.scandir(folder), key=lambda item: item.name)
+            digest.update(f"\0{entry}\0{os.stat(folder).st_mtime_ns}".encode())
+        except OSError:  # missing folders and zip files: importlib.metadata finds nothing there either
+            digest.update(f"\0{entry}\0-".encode())
+            continue
+        for item in listing:
+            if item.name.endswith((".dist-info", ".egg-info")):
+                digest.update(f"\0{item.name}".encode())
+                for path in (item.path, f"{item.path}/METADATA", f"{item.path}/entry_points.txt"):
+                    try:
+                        digest.update(str(os.stat(path).st_mtime_ns).encode())
+                    except OSError:
+                        digest.update(b"-")
+    return digest.hexdigest()
+
+
+def cached(name: str, compute: Callable[[], Any], environ: Mapping[str, str]) -> Any:
+    """`compute()` (JSON-serialisable), or what it returned earlier for the same fingerprint."""
+    if environ.get(NO_CACHE_VAR, "") not in ("", "0"):
+        return compute()
+    key = fingerprint(list(sys.path))
+    env_id = hashlib.sha256(sys.prefix.encode()).hexdigest()[:12]
+    path = cache_dir(environ) / f"{name}-{env_id}.json"
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        if stored.get("key") == key:
+            return stored["value"]
+    except (OSError, ValueError, AttributeError, KeyError):
+        pass
+    value = compute()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps({"key": key, "value": value}), encoding="utf-8")
+        os.replace(partial, path)  # atomic: concurrent starts never read half a file
+    except OSError:
+        pass
+    return value
