@@ -33,7 +33,21 @@ def wall(command: list[str], repeat: int, env: dict[str, str], cwd: str) -> tupl
     return min(samples), statistics.median(samples)
 
 
+def compile_bytecode() -> None:
+    """Measure agentenv as installed: installers write bytecode (pip does by default, uv with
+    --compile-bytecode), and Python writes it on first import unless PYTHONDONTWRITEBYTECODE is set, as it is
+    on some CI machines; without it every start would compile every module from source."""
+    import compileall
+    import sysconfig
+
+    root = Path(__file__).resolve().parent.parent
+    folders = {sysconfig.get_paths()["purelib"], *(p for p in sys.path if p.startswith(str(root)))}
+    for folder in sorted(folders):
+        compileall.compile_dir(folder, quiet=1, workers=0)
+
+
 def bench_hello(repeat: int) -> None:
+    compile_bytecode()
     with tempfile.TemporaryDirectory() as cwd:
         env = {**os.environ, "AGENTENV_CONFIG": ""}
         env.pop("AGENTENV_CONFIG")

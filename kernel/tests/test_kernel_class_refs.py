@@ -11,7 +11,7 @@ from agentenv.engine.task import TaskError
 from agentenv.plugins import problems as codes
 from agentenv.plugins.host import ContributionError, PluginHost
 from engine_helpers import task_file
-from plugin_fixtures import install_fixture_plugin, run_cli, step_module
+from plugin_fixtures import install_fixture_plugin, run_cli, run_python, step_module
 
 REF_PLUGIN = """
 from agentenv.contracts import ClassRef
@@ -92,7 +92,7 @@ def test_plugin_check_imports_every_ref_and_reports_the_broken_ones(refs: Path) 
     assert "ref_misnamed" in messages[0] and "ref_missing" in messages[1]
 
 
-def test_stores_cannot_be_registered_by_name(on_path: Path) -> None:
+def test_a_store_registered_by_name_needs_its_kind(on_path: Path) -> None:
     install_fixture_plugin(
         on_path,
         "agentenv-fixture-ref-store",
@@ -112,4 +112,31 @@ def test_stores_cannot_be_registered_by_name(on_path: Path) -> None:
     host = PluginHost(environ={"AGENTENV_PLUGINS": "fixture-ref-store"})
     host.load(["stores"])
     (problem,) = host.problems()
-    assert "stores are registered as classes" in problem.message
+    assert "store 'blob' has no valid `kind` (document, object, secret, image)" in problem.message
+
+
+def test_stores_by_name_are_keyed_by_kind_and_imported_on_use() -> None:
+    out = run_python(
+        """
+        import sys
+        from agentenv.plugins.host import PluginHost
+
+        host = PluginHost(environ={"AGENTENV_PLUGINS": "store-local"})
+        keys = sorted(host.registry("stores"))
+        before = sorted(m for m in sys.modules if m.startswith("agentenv_store_local."))
+        cls = host.get("stores", "document:sqlite")
+        after = sorted(m for m in sys.modules if m.startswith("agentenv_store_local."))
+        print(keys, before, cls.__name__, after)
+        """
+    )
+    assert out.split() == [
+        "['document:sqlite',",
+        "'image:local',",
+        "'object:filesystem',",
+        "'secret:env']",
+        "['agentenv_store_local.plugin']",
+        "SqliteDocumentStore",
+        "['agentenv_store_local._files',",
+        "'agentenv_store_local.document',",
+        "'agentenv_store_local.plugin']",
+    ]

@@ -21,12 +21,14 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "env": ("List installed envs and print Environment Cards.", "agentenv.cli.env_cmd:app"),
     "plugin": ("List, inspect, check, add and remove plugins.", "agentenv.cli.plugin_cmd:app"),
-    "run": ("Run a bundle's tasks or a task file, and grade them.", "agentenv.cli.run_cmd:app"),
+    "run": ("Run a bundle's tasks or a task file, and grade them.", "agentenv.cli.run_cmd:main"),
     "runs": ("List stored runs, show one, print its trajectory.", "agentenv.cli.runs_cmd:app"),
     "sandbox": ("List sandboxes that runs started; prune leftovers.", "agentenv.cli.sandbox_cmd:app"),
     "steps": ("List installed step types; show one's fields.", "agentenv.cli.steps_cmd:app"),
-    "task": ("Task file tools (the JSON Schema for editors).", "agentenv.cli.run_cmd:task_app"),
+    "task": ("Task file tools (the JSON Schema for editors).", "agentenv.cli.task_cmd:app"),
 }
+ARGV_COMMANDS = frozenset({"run"})
+"""Kernel commands whose target takes the argument list and returns the exit code (no typer: see run_cmd)."""
 ABOUT = "Build simulated worlds for AI agents once; host many tasks and any agent in them."
 
 
@@ -97,12 +99,69 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = f" Did you mean '{close[0]}'?" if close else ""
         print(f"agentenv: no such command '{name}'.{hint} See `agentenv --help`.", file=sys.stderr)
         return 2
+    if name in ARGV_COMMANDS:
+        try:
+            code: int = _load_target(commands[name][1])(args[1:])
+        except SystemExit as exc:
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return code
     command = _as_click(_load_target(commands[name][1]), name)
     if name in KERNEL_COMMANDS:
         for sub, (_help, target) in _plugin_commands(name).items():
             command.add_command(_as_click(_load_target(target), sub), name=sub)  # type: ignore[attr-defined]
     try:
+        collect_garbage_again()
         command(args[1:], prog_name=f"agentenv {name}", standalone_mode=True)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return 0
+
+
+def collect_garbage_again() -> None:
+    """Turn the cyclic garbage collector back on once a command's start-up is over (see `entry_point`).
+
+    Everything allocated so far (modules, classes, validators) lives until exit, so it is frozen first: later
+    collections, during a long run, never walk it again.
+    """
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
+def entry_point() -> int:
+    """The `agentenv` console script (and `python -m agentenv`): `main`, then a quick exit.
+
+    Start-up allocates hundreds of thousands of long-lived objects (modules, classes, pydantic validators),
+    which makes the cyclic garbage collector run over and over for nothing: a tenth of `agentenv run hello`.
+    It is off until the command has imported what it needs (`collect_garbage_again`, called by the command
+    or, for typer commands, just before they run), and on for the work itself.
+
+    Tearing the interpreter down (freeing every object of every imported module) takes tens of
+    milliseconds, a fifth of `agentenv run hello`. Once `main` has returned, everything the command started
+    is closed and recorded, so the exit handlers run, output is flushed and the process ends without that
+    teardown. The normal exit is kept when another non-daemon thread is still running (exit would wait for
+    it) or a tracer or profiler (coverage, pyinstrument) is attached and reports at exit.
+    """
+    import gc
+
+    gc.disable()
+    try:
+        code = main()
+    finally:
+        collect_garbage_again()
+    import threading
+
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if others or sys.gettrace() is not None or sys.getprofile() is not None:
+        return code
+    import atexit
+    import contextlib
+    import os
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe (`agentenv … | head`) or stream
+            stream.flush()
+    os._exit(code)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 
 def print_json(data: Any) -> None:
@@ -21,7 +21,7 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     """Print an error for a person and exit; the message should name what to fix."""
     print(f"error: {message}", file=sys.stderr)
     raise SystemExit(code)

@@ -15,12 +15,13 @@ class ClassRef:
     and imports the class on first use, so `agentenv run hello` pays only for the step types and envs the
     task names, not for every one installed. The class is validated when imported; if its own `name` differs
     from the one registered, or the import fails, the contribution is reported as broken then (and
-    `agentenv plugin check` imports every one to find such problems ahead of time). Stores cannot be
-    registered this way: their registry key needs the class's store kind.
+    `agentenv plugin check` imports every one to find such problems ahead of time). A store also names its
+    `kind` (document, object, secret or image), which must match the class's.
     """
 
     name: str
     target: str
+    kind: str = ""
 
     def load(self) -> Any:
         """Import and return what `target` names (unvalidated: the kernel checks it against its kind)."""

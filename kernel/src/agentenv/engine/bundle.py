@@ -33,11 +33,14 @@ class Bundle:
         files = sorted(p for p in folder.glob("*") if p.suffix in TASK_SUFFIXES) if folder.is_dir() else []
         return {p.stem: p for p in files}
 
-    def requirement_problems(self) -> list[str]:
-        """One message per plugin that is missing or out of range, each with its fix."""
+    def requirement_problems(self, host: PluginHost | None = None) -> list[str]:
+        """One message per plugin that is missing or out of range, each with its fix.
+
+        Versions of plugins come from the host's (cached) discovery; other distributions are looked up."""
         problems = []
+        known = {info.dist: info.version for info in host.infos} if host is not None else {}
         for dist, spec in self.requires.items():
-            have = installed_version(dist)
+            have = known[dist] if dist in known else installed_version(dist)
             if have is None:
                 problems.append(
                     f"bundle {self.name!r} needs {dist}{spec}, which is not installed; "

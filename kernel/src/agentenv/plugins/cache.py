@@ -4,8 +4,7 @@ Reading every distribution's metadata (entry points, versions, requirements) cos
 each `agentenv` start, about a tenth of the budget of `agentenv run hello`. The result only changes when a
 distribution is installed, upgraded or removed, and installers create and delete `*.dist-info` folders to
 do that, so the cache is keyed by a fingerprint of the import path: every `sys.path` folder and every
-metadata folder in it, with their modification times (and those of the METADATA and entry_points.txt
-files, for tools that rewrite them in place). Any change there means a fresh scan.
+metadata folder in it, with their modification times. Any change there means a fresh scan.
 
 The cache lives in `$AGENTENV_CACHE_DIR` (default `$XDG_CACHE_HOME/agentenv`, else `~/.cache/agentenv`),
 one small JSON file per Python environment; `AGENTENV_NO_CACHE=1` turns it off. A cache that cannot be
@@ -24,7 +23,9 @@ from typing import Any
 
 CACHE_DIR_VAR = "AGENTENV_CACHE_DIR"
 NO_CACHE_VAR = "AGENTENV_NO_CACHE"
-FORMAT = 1
+KEPT = 8
+"""Fingerprints kept per environment (the oldest is dropped)."""
+FORMAT = 2
 """Bump when the shape of what is cached changes, so older files are ignored."""
 
 
@@ -48,33 +49,39 @@ def fingerprint(paths: list[str]) -> str:
             continue
         for item in listing:
             if item.name.endswith((".dist-info", ".egg-info")):
-                digest.update(f"\0{item.name}".encode())
-                for path in (item.path, f"{item.path}/METADATA", f"{item.path}/entry_points.txt"):
-                    try:
-                        digest.update(str(os.stat(path).st_mtime_ns).encode())
-                    except OSError:
-                        digest.update(b"-")
+                try:
+                    digest.update(f"\0{item.name}\0{item.stat().st_mtime_ns}".encode())
+                except OSError:
+                    digest.update(f"\0{item.name}\0-".encode())
     return digest.hexdigest()
 
 
 def cached(name: str, compute: Callable[[], Any], environ: Mapping[str, str]) -> Any:
-    """`compute()` (JSON-serialisable), or what it returned earlier for the same fingerprint."""
+    """`compute()` (JSON-serialisable), or what it returned earlier for the same fingerprint.
+
+    A few fingerprints are kept per environment: the import path differs between `agentenv` (its script
+    folder first) and `python -m agentenv` (the working folder first), and both should hit.
+    """
     if environ.get(NO_CACHE_VAR, "") not in ("", "0"):
         return compute()
     key = fingerprint(list(sys.path))
     env_id = hashlib.sha256(sys.prefix.encode()).hexdigest()[:12]
     path = cache_dir(environ) / f"{name}-{env_id}.json"
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
-        if stored.get("key") == key:
-            return stored["value"]
-    except (OSError, ValueError, AttributeError, KeyError):
-        pass
+        entries = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(entries, dict):
+            entries = {}
+    except (OSError, ValueError):
+        entries = {}
+    if key in entries:
+        return entries[key]
     value = compute()
+    entries = {k: v for k, v in list(entries.items())[-(KEPT - 1) :]}
+    entries[key] = value
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_text(json.dumps({"key": key, "value": value}), encoding="utf-8")
+        partial.write_text(json.dumps(entries), encoding="utf-8")
         os.replace(partial, path)  # atomic: concurrent starts never read half a file
     except OSError:
         pass

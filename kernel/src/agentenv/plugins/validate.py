@@ -10,6 +10,7 @@ from agentenv.contracts.bundle import BundleRef
 from agentenv.contracts.cli import CliCommand
 from agentenv.contracts.ref import ClassRef
 
+STORE_KINDS = ("document", "object", "secret", "image")
 BASES: dict[str, tuple[str, str]] = {
     "envs": ("agentenv.env", "Env"),
     "sandbox_providers": ("agentenv.contracts.sandbox", "SandboxProvider"),
@@ -36,17 +37,21 @@ def validate_contribution(kind: str, item: Any) -> tuple[str, str | None]:
             return repr(item), f"{item!r} is not a CliCommand with a 'module:attribute' target"
         return item.name, None
     if isinstance(item, ClassRef):
-        if kind == "stores":
-            return item.name, f"store {item.name!r}: stores are registered as classes, not as a ClassRef"
         well_formed = isinstance(item.name, str) and item.name and item.target.count(":") == 1
-        return item.name, None if well_formed else f"{item!r} needs a `name` and a 'module:Class' target"
+        if not well_formed:
+            return repr(item), f"{item!r} needs a `name` and a 'module:Class' target"
+        if kind != "stores":
+            return item.name, None
+        if item.kind not in STORE_KINDS:
+            return item.name, f"store {item.name!r} has no valid `kind` ({', '.join(STORE_KINDS)})"
+        return f"{item.kind}:{item.name}", None
     from agentenv.contracts.base import contribution_problem
 
     module, attr = BASES[kind]
     problem = contribution_problem(item, getattr(importlib.import_module(module), attr))
     name = getattr(item, "name", repr(item))
     if problem is None and kind == "stores":
-        if getattr(item, "kind", None) not in ("document", "object", "secret", "image"):
-            return name, f"store {name!r} has no valid `kind` (document, object, secret or image)"
+        if getattr(item, "kind", None) not in STORE_KINDS:
+            return name, f"store {name!r} has no valid `kind` ({', '.join(STORE_KINDS)})"
         return f"{item.kind}:{name}", None
     return name, problem

@@ -27,12 +27,14 @@ def test_entry_point_is_declared() -> None:
 
 
 def test_hook_returns_valid_backends() -> None:
-    classes = plugin.agentenv_register_stores()
     keys = {}
-    for cls in classes:
+    for ref in plugin.agentenv_register_stores():
+        ref_key, problem = validate_contribution("stores", ref)
+        assert problem is None, problem
+        cls = ref.load()
         assert issubclass(cls, StoreBackend)
         key, problem = validate_contribution("stores", cls)
-        assert problem is None, problem
+        assert (key, problem) == (ref_key, None)
         keys[key] = cls.__name__
     assert keys == EXPECTED
 

@@ -29,10 +29,10 @@ PageSize = Annotated[int, Field(ge=1, le=200)]
 class SlackSettings(BaseModel):
     """Who the agent is in the workspace."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
-    user_id: str = "U_SUPPORT"
-    """The acting ("me") user: tools post, react and read as this user."""
+    # A Field description, not an attribute docstring: reading those makes pydantic parse this file's source.
+    user_id: str = Field("U_SUPPORT", description='The acting ("me") user: tools post, react and read as this user.')
 
 
 class SlackEnv(Workspace):

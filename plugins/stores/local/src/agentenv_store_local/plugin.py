@@ -8,11 +8,13 @@ from agentenv.hookspecs import hookimpl
 
 
 @hookimpl
-def agentenv_register_stores() -> list[type[Any]]:
+def agentenv_register_stores() -> list[Any]:
     """The default backends: `sqlite` documents, `filesystem` objects, `env` secrets, `local` images."""
-    from agentenv_store_local.document import SqliteDocumentStore
-    from agentenv_store_local.images import LocalImageStore
-    from agentenv_store_local.objects import FilesystemObjectStore
-    from agentenv_store_local.secret import EnvSecretStore
+    from agentenv.contracts.ref import ClassRef
 
-    return [SqliteDocumentStore, FilesystemObjectStore, EnvSecretStore, LocalImageStore]
+    return [
+        ClassRef("sqlite", "agentenv_store_local.document:SqliteDocumentStore", kind="document"),
+        ClassRef("filesystem", "agentenv_store_local.objects:FilesystemObjectStore", kind="object"),
+        ClassRef("env", "agentenv_store_local.secret:EnvSecretStore", kind="secret"),
+        ClassRef("local", "agentenv_store_local.images:LocalImageStore", kind="image"),
+    ]
