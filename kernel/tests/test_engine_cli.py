@@ -172,3 +172,28 @@ def test_task_schema_describes_installed_step_types(cli: Path, agentenv: Agenten
     out = cli / "task.schema.json"
     written = agentenv("task", "schema", "-o", str(out))
     assert written.returncode == 0 and json.loads(out.read_text()) == schema
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-k", "0"], "argument -k: 0 is less than 1"),
+        (["--workers", "two"], "argument --workers: 'two' is not a whole number"),
+        (["--seed", "x"], "argument --seed: invalid int value: 'x'"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_run_refuses_bad_options_before_running(cli: Path, agentenv: Agentenv, args: list[str], message: str) -> None:
+    result = agentenv("run", str(write_task(graded(0.9), cli / "opts")), *args)
+    assert result.returncode == 2, result
+    assert f"agentenv run: error: {message}" in result.stderr
+    assert "usage: agentenv run" in result.stderr
+    assert agentenv("runs", "list", "--json").json() == [], "nothing ran"
+
+
+def test_run_help_lists_every_option(agentenv: Agentenv) -> None:
+    result = agentenv("run", "--help")
+    assert result.returncode == 0, result
+    for option in ("--task", "--agent", "--model", "--sandbox", "--seed", "-k", "--workers", "--dry-run", "--keep"):
+        assert option in result.stdout
+    assert "--resume" in result.stdout and "--json" in result.stdout
