@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from agentenv.testing.tasks import write_task
 from engine_helpers import FIXTURE_BUNDLE, FIXTURE_DIST, FIXTURE_VERSION, setup_cli, write_bundle
-from plugin_fixtures import KERNEL_VERSION, CliResult
+from plugin_fixtures import KERNEL_VERSION, CliResult, run_python
 
 Agentenv = Callable[..., CliResult]
 
@@ -89,6 +89,30 @@ def test_task_pins_out_of_range_are_refused(cli: Path, agentenv: Agentenv, pins:
     )
     ok = write_task({"name": "ok", "pins": {"plugins": {FIXTURE_DIST: "==1.0.0"}}, "steps": steps}, cli / "t")
     assert agentenv("run", str(ok)).returncode == 0
+
+
+def test_task_pin_that_is_not_a_range_names_file_and_field(cli: Path, agentenv: Agentenv) -> None:
+    steps = [{"id": "s", "type": "fixture_score", "score": 1}]
+    path = write_task({"name": "pinned", "pins": {"plugins": {FIXTURE_DIST: "about one"}}, "steps": steps}, cli / "t")
+    result = agentenv("run", str(path))
+    assert result.returncode == 2, result
+    assert result.stderr == (
+        f"error: {path}: field `pins.plugins.{FIXTURE_DIST}`: 'about one' is not a version range "
+        '(e.g. ">=0.1,<0.2")\n'
+    )
+
+
+def test_a_rerun_of_an_unchanged_bundle_checks_ranges_from_the_cache(tmp_path: Path) -> None:
+    probe = """
+        import contextlib, io, sys
+        from agentenv.cli.main import main
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            assert main(["run", "hello", "--dry-run"]) == 0
+        print("packaging" in sys.modules)
+    """
+    env = {"AGENTENV_CACHE_DIR": str(tmp_path / "cache")}
+    assert run_python(probe, env=env).split() == ["True"], "the first run checks with packaging"
+    assert run_python(probe, env=env).split() == ["False"], "the second reads the verdict from the cache"
 
 
 def test_run_without_argument_lists_installed_bundles(cli: Path, agentenv: Agentenv) -> None:

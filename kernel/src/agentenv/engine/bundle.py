@@ -10,11 +10,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import Version
-
+from agentenv.engine.ranges import unmet_ranges
 from agentenv.engine.task import TaskError
-from agentenv.plugins.compat import installed_version
 from agentenv.plugins.host import PluginHost
 
 TASK_SUFFIXES = (".toml", ".json")
@@ -34,24 +31,14 @@ class Bundle:
         return {p.stem: p for p in files}
 
     def requirement_problems(self, host: PluginHost | None = None) -> list[str]:
-        """One message per plugin that is missing or out of range, each with its fix.
-
-        Versions of plugins come from the host's (cached) discovery; other distributions are looked up."""
-        problems = []
-        known = {info.dist: info.version for info in host.infos} if host is not None else {}
-        for dist, spec in self.requires.items():
-            have = known[dist] if dist in known else installed_version(dist)
-            if have is None:
-                problems.append(
-                    f"bundle {self.name!r} needs {dist}{spec}, which is not installed; "
-                    f"fix: agentenv plugin add '{dist}{spec}'"
-                )
-            elif not SpecifierSet(spec).contains(Version(have), prereleases=True):
-                problems.append(
-                    f"bundle {self.name!r} needs {dist}{spec}, but {dist} {have} is installed; "
-                    f"fix: agentenv plugin add '{dist}{spec}'"
-                )
-        return problems
+        """One message per plugin that is missing or out of range, each with its fix."""
+        where = f"{self.path / 'bundle.toml'}: field `requires"
+        return [
+            f"bundle {self.name!r} needs {dist}{spec}, "
+            + (f"but {dist} {have} is installed" if have else "which is not installed")
+            + f"; fix: agentenv plugin add '{dist}{spec}'"
+            for dist, spec, have in unmet_ranges(self.requires, host, where)
+        ]
 
 
 def read_bundle(path: Path) -> Bundle:
@@ -66,12 +53,8 @@ def read_bundle(path: Path) -> Bundle:
     if not isinstance(requires, dict):
         raise TaskError(f'{manifest}: field `requires` must be a table of distribution = "version range"')
     for dist, spec in requires.items():
-        try:
-            SpecifierSet(spec)
-        except (InvalidSpecifier, TypeError) as exc:
-            raise TaskError(
-                f'{manifest}: field `requires.{dist}`: {spec!r} is not a version range (e.g. ">=0.1,<0.2")'
-            ) from exc
+        if not isinstance(spec, str):  # ranges themselves are checked (with `packaging`) before a run
+            raise TaskError(f'{manifest}: field `requires.{dist}`: {spec!r} is not a version range (e.g. ">=0.1,<0.2")')
     return Bundle(
         name=str(data.get("name", path.name)),
         path=path,

@@ -15,15 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import Version
-
 from agentenv.config import Config
 from agentenv.engine.context import CURRENT_STEP, RunContext
 from agentenv.engine.engine import Engine, Planned, StepRecord, preflight, score_of
+from agentenv.engine.ranges import unmet_ranges
 from agentenv.engine.records import Records
 from agentenv.engine.task import TaskError, TaskFile
-from agentenv.plugins.compat import installed_version
 from agentenv.plugins.host import PluginHost
 
 
@@ -31,16 +28,13 @@ def new_run_id() -> str:
     return time.strftime("r%Y%m%d-%H%M%S-", time.gmtime()) + os.urandom(3).hex()
 
 
-def check_pins(task: TaskFile) -> None:
-    problems = []
-    for dist, spec in task.pins.plugins.items():
-        have = installed_version(dist)
-        if have is None or not SpecifierSet(spec).contains(Version(have), prereleases=True):
-            found = f"{dist} {have} is installed" if have else f"{dist} is not installed"
-            problems.append(
-                f"{task.path}: field `pins.plugins.{dist}`: the task pins {dist}{spec}, but {found}; "
-                f"fix: agentenv plugin add '{dist}{spec}'"
-            )
+def check_pins(task: TaskFile, host: PluginHost | None = None) -> None:
+    problems = [
+        f"{task.path}: field `pins.plugins.{dist}`: the task pins {dist}{spec}, but "
+        + (f"{dist} {have} is installed" if have else f"{dist} is not installed")
+        + f"; fix: agentenv plugin add '{dist}{spec}'"
+        for dist, spec, have in unmet_ranges(task.pins.plugins, host, f"{task.path}: field `pins.plugins")
+    ]
     if problems:
         raise TaskError("\n".join(problems))
 
@@ -68,7 +62,7 @@ class TaskRunner:
         """Pins and preflight, once per task file (rollouts of one task share the plan)."""
         cached = self._planned.get(task.path)
         if cached is None or cached[0] is not task:
-            check_pins(task)
+            check_pins(task, self.host)
             configured = model or (self.config.raw("model.base_url") and self.config.raw("model.model"))
             cached = (task, preflight(task, self.host, configured or None))
             self._planned[task.path] = cached

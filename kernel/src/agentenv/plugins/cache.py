@@ -56,8 +56,9 @@ def fingerprint(paths: list[str]) -> str:
     return digest.hexdigest()
 
 
-def cached(name: str, compute: Callable[[], Any], environ: Mapping[str, str]) -> Any:
-    """`compute()` (JSON-serialisable), or what it returned earlier for the same fingerprint.
+def cached(name: str, compute: Callable[[], Any], environ: Mapping[str, str], extra: str = "") -> Any:
+    """`compute()` (JSON-serialisable), or what it returned earlier for the same fingerprint (and `extra`,
+    whatever else the answer depends on). An exception from `compute` propagates and nothing is stored.
 
     A few fingerprints are kept per environment: the import path differs between `agentenv` (its script
     folder first) and `python -m agentenv` (the working folder first), and both should hit.
@@ -65,6 +66,8 @@ def cached(name: str, compute: Callable[[], Any], environ: Mapping[str, str]) ->
     if environ.get(NO_CACHE_VAR, "") not in ("", "0"):
         return compute()
     key = fingerprint(list(sys.path))
+    if extra:
+        key += "-" + hashlib.sha256(extra.encode()).hexdigest()[:16]
     env_id = hashlib.sha256(sys.prefix.encode()).hexdigest()[:12]
     path = cache_dir(environ) / f"{name}-{env_id}.json"
     try:
