@@ -3,8 +3,9 @@
 Reading every distribution's metadata (entry points, versions, requirements) costs tens of milliseconds on
 each `agentenv` start, about a tenth of the budget of `agentenv run hello`. The result only changes when a
 distribution is installed, upgraded or removed, and installers create and delete `*.dist-info` folders to
-do that, so the cache is keyed by a fingerprint of the import path: every `sys.path` folder and every
-metadata folder in it, with their modification times. Any change there means a fresh scan.
+do that, so the cache is keyed by a fingerprint of the import path: every `sys.path` entry, and every
+metadata folder in those folders with its modification time. Any change there means a fresh scan; other files
+coming and going (the working folder is on the path under `python -m agentenv`) do not.
 
 The cache lives in `$AGENTENV_CACHE_DIR` (default `$XDG_CACHE_HOME/agentenv`, else `~/.cache/agentenv`),
 one small JSON file per Python environment; `AGENTENV_NO_CACHE=1` turns it off. A cache that cannot be
@@ -13,6 +14,7 @@ read or written is ignored: discovery then just scans, as it would without one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -25,7 +27,7 @@ CACHE_DIR_VAR = "AGENTENV_CACHE_DIR"
 NO_CACHE_VAR = "AGENTENV_NO_CACHE"
 KEPT = 8
 """Fingerprints kept per environment (the oldest is dropped)."""
-FORMAT = 2
+FORMAT = 3
 """Bump when the shape of what is cached changes, so older files are ignored."""
 
 
@@ -41,11 +43,12 @@ def fingerprint(paths: list[str]) -> str:
     digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{sys.prefix}".encode())
     for entry in paths:
         folder = entry or "."
+        digest.update(f"\0{entry}".encode())
         try:
             listing = sorted(os.scandir(folder), key=lambda item: item.name)
-            digest.update(f"\0{entry}\0{os.stat(folder).st_mtime_ns}".encode())
-        except OSError:  # missing folders and zip files: importlib.metadata finds nothing there either
-            digest.update(f"\0{entry}\0-".encode())
+        except OSError:  # a zip file (its modification time stands for its contents) or nothing at all
+            with contextlib.suppress(OSError):
+                digest.update(str(os.stat(folder).st_mtime_ns).encode())
             continue
         for item in listing:
             if item.name.endswith((".dist-info", ".egg-info")):
