@@ -14,7 +14,7 @@ StrList = Annotated[list[str], BeforeValidator(lambda value: [value] if isinstan
 class StepSettings(BaseModel):
     """Base of every step's fields: unknown keys are refused, so a typo fails preflight."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built when a task uses the step
 
 
 def missing_step(field: str, step_id: str | None, step_ids: list[str], what: str) -> list[tuple[str, str]]:
