@@ -1,6 +1,7 @@
 """Run benchmarks (the tasks issue).
 
-1. `agentenv run hello` versus bare `python -c pass` on this machine, in one script (overhead target ≤ 200 ms).
+1. `agentenv run hello` versus bare `python -c pass` on this machine, in one script (overhead target ≤ 200 ms),
+   in this workspace's venv and in a fresh install of just the distributions hello needs (made with uv).
 2. Graded `support-refund` rollouts per second with the scripted agent in-process (`-k N`, default 1000;
    target ≥ 300/s on 2 cores), against a baseline measured in the same process: the same tool calls made
    directly on a forked world with no engine, steps, agent or records; then the same rollouts over two worker
@@ -30,6 +31,19 @@ def wall(command: list[str], env: dict[str, str], cwd: str) -> float:
     return time.perf_counter() - start
 
 
+ROOT = Path(__file__).resolve().parent.parent
+HELLO_DISTRIBUTIONS = [
+    "kernel",
+    "plugins/steps/steps",
+    "plugins/envs/slack",
+    "plugins/agents/core",
+    "plugins/stores/local",
+    "plugins/sandboxes/local",
+]
+"""What `agentenv run hello` needs: `pip install agentenv-kernel agentenv-steps agentenv-slack agentenv-agents
+agentenv-store-local agentenv-sandbox-local`."""
+
+
 def compile_bytecode() -> None:
     """Measure agentenv as installed: installers write bytecode (pip does by default, uv with
     --compile-bytecode), and Python writes it on first import unless PYTHONDONTWRITEBYTECODE is set, as it is
@@ -37,27 +51,57 @@ def compile_bytecode() -> None:
     import compileall
     import sysconfig
 
-    root = Path(__file__).resolve().parent.parent
-    folders = {sysconfig.get_paths()["purelib"], *(p for p in sys.path if p.startswith(str(root)))}
+    folders = {sysconfig.get_paths()["purelib"], *(p for p in sys.path if p.startswith(str(ROOT)))}
     for folder in sorted(folders):
         compileall.compile_dir(folder, quiet=1, workers=0)
 
 
+def fresh_install(folder: Path) -> Path | None:
+    """A new venv holding only what hello needs, installed from this checkout as regular (not editable)
+    packages with bytecode, as a user's `pip install` gives. Its `bin` folder, or None without uv."""
+    import shutil
+
+    uv = shutil.which("uv")
+    if uv is None:
+        print("fresh install: skipped (uv not found; `./dev sync` installs it)")
+        return None
+    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(folder)], check=True)
+    python = folder / "bin" / "python"
+    install = [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(python)]
+    subprocess.run([*install, *HELLO_DISTRIBUTIONS], check=True, cwd=ROOT)
+    return folder / "bin"
+
+
 def bench_hello(repeat: int) -> None:
-    """Both commands alternate, so a slow spell of the machine hits both alike."""
+    """`agentenv run hello` against `python -c pass` of the same venv: in this workspace (every distribution
+    installed editable, the test tools beside them) and in a fresh install of just what hello needs. All the
+    commands alternate, so a slow spell of the machine hits each alike."""
     compile_bytecode()
-    base, hello = [], []
     with tempfile.TemporaryDirectory() as cwd:
+        venvs = {"workspace venv": BIN}
+        fresh = fresh_install(Path(cwd) / "fresh")
+        if fresh is not None:
+            venvs["fresh install"] = fresh
         env = {k: v for k, v in os.environ.items() if k != "AGENTENV_CONFIG"}
+        samples: dict[tuple[str, str], list[float]] = {}
         for _ in range(repeat):
-            base.append(wall([sys.executable, "-c", "pass"], env, cwd))
-            hello.append(wall([str(BIN / "agentenv"), "run", "hello"], env, cwd))
-    for label, samples in (("python -c pass:    ", base), ("agentenv run hello:", hello)):
-        print(f"{label} best {min(samples) * 1000:6.1f} ms, median {statistics.median(samples) * 1000:6.1f} ms")
-    overhead = (statistics.median(hello) - statistics.median(base)) * 1000
-    best = (min(hello) - min(base)) * 1000
-    verdict = "met" if overhead <= 200 else "NOT met"
-    print(f"  overhead: {overhead:.0f} ms median, {best:.0f} ms best of {repeat} (target ≤ 200 ms: {verdict})")
+            for label, bin_dir in venvs.items():
+                for command in ("pass", "hello"):
+                    argv = (
+                        [str(bin_dir / "python"), "-c", "pass"]
+                        if command == "pass"
+                        else [str(bin_dir / "agentenv"), "run", "hello"]
+                    )
+                    samples.setdefault((label, command), []).append(wall(argv, env, cwd))
+    for label in venvs:
+        base, hello = samples[(label, "pass")], samples[(label, "hello")]
+        print(f"{label}:")
+        for name, times in (("python -c pass:    ", base), ("agentenv run hello:", hello)):
+            print(f"  {name} best {min(times) * 1000:6.1f} ms, median {statistics.median(times) * 1000:6.1f} ms")
+        overhead = (statistics.median(hello) - statistics.median(base)) * 1000
+        best = (min(hello) - min(base)) * 1000
+        verdict = "met" if overhead <= 200 else "NOT met"
+        print(f"  overhead: {overhead:.0f} ms median, {best:.0f} ms best of {repeat} (target ≤ 200 ms: {verdict})")
 
 
 def baseline_rollout(template: object) -> None:
