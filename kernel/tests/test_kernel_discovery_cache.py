@@ -90,6 +90,16 @@ def test_no_cache_variable_scans_every_time(scans: list[int], monkeypatch: pytes
     assert len(scans) == 2
 
 
+def test_without_a_home_folder_nothing_is_cached(scans: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(cache.CACHE_DIR_VAR)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(cache.os.path, "expanduser", lambda path: path)  # as when HOME and passwd give nothing
+    assert cache.cache_dir(cache.os.environ) is None
+    discovery.discover()
+    discovery.discover()
+    assert len(scans) == 2
+
+
 def test_a_corrupt_cache_file_is_replaced(scans: list[int], tmp_path: Path) -> None:
     discovery.discover()
     (path,) = (tmp_path / "cache").glob("plugins-*.json")

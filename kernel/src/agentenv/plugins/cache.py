@@ -31,11 +31,12 @@ FORMAT = 3
 """Bump when the shape of what is cached changes, so older files are ignored."""
 
 
-def cache_dir(environ: Mapping[str, str]) -> Path:
+def cache_dir(environ: Mapping[str, str]) -> Path | None:
+    """Where cache files go; None when there is no absolute place (no home folder: then nothing is cached)."""
     if environ.get(CACHE_DIR_VAR):
         return Path(environ[CACHE_DIR_VAR])
     base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "agentenv"
+    return Path(base) / "agentenv" if os.path.isabs(base) else None
 
 
 def fingerprint(paths: list[str]) -> str:
@@ -66,13 +67,14 @@ def cached(name: str, compute: Callable[[], Any], environ: Mapping[str, str], ex
     A few fingerprints are kept per environment: the import path differs between `agentenv` (its script
     folder first) and `python -m agentenv` (the working folder first), and both should hit.
     """
-    if environ.get(NO_CACHE_VAR, "") not in ("", "0"):
+    folder = cache_dir(environ)
+    if folder is None or environ.get(NO_CACHE_VAR, "") not in ("", "0"):
         return compute()
     key = fingerprint(list(sys.path))
     if extra:
         key += "-" + hashlib.sha256(extra.encode()).hexdigest()[:16]
     env_id = hashlib.sha256(sys.prefix.encode()).hexdigest()[:12]
-    path = cache_dir(environ) / f"{name}-{env_id}.json"
+    path = folder / f"{name}-{env_id}.json"
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(entries, dict):
