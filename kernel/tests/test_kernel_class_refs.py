@@ -70,6 +70,9 @@ def test_a_broken_ref_is_a_plugin_problem_with_a_fix(refs: Path, name: str, reas
     with pytest.raises(ContributionError, match="fix: fix or upgrade agentenv-fixture-refs") as caught:
         host.get("steps", name)
     assert f"step {name!r} of agentenv-fixture-refs cannot be loaded: {reason}" in str(caught.value)
+    with pytest.raises(ContributionError) as again:
+        host.get("steps", name)
+    assert again.value is caught.value, "a failed ref is not imported again"
     (problem,) = host.problems()
     assert problem.code == codes.INVALID_CONTRIBUTION and reason in problem.message
     assert name not in host.usable("steps"), "listings leave a broken contribution out"

@@ -41,18 +41,33 @@ class Entry:
     `ContributionError` that says what to do.
     """
 
-    __slots__ = ("_info", "_kind", "_obj", "dist", "name", "plugin", "target")
+    __slots__ = ("_error", "_info", "_kind", "_obj", "dist", "name", "plugin", "target")
 
     def __init__(
-        self, name: str, obj: Any, plugin: str, dist: str, *, target: str = "", kind: str = "", info: Any = None
+        self,
+        name: str,
+        obj: Any,
+        plugin: str,
+        dist: str,
+        *,
+        target: str = "",
+        kind: str = "",
+        info: PluginInfo | None = None,
     ) -> None:
         self.name, self.plugin, self.dist, self.target = name, plugin, dist, target
         self._obj, self._kind, self._info = obj, kind, info
+        self._error: ContributionError | None = None
 
     @property
     def obj(self) -> Any:
         if self._obj is None:
-            self._obj = self._resolve()
+            if self._error is not None:  # failed once: the same answer, without importing again
+                raise self._error
+            try:
+                self._obj = self._resolve()
+            except ContributionError as exc:
+                self._error = exc
+                raise
         return self._obj
 
     def _resolve(self) -> Any:
@@ -71,7 +86,7 @@ class Entry:
                 return obj
         message = f"{label} of {self.dist} cannot be loaded: {problem}"
         fix = f"fix or upgrade {self.dist}, or disable it: {DENY_VAR}={self.plugin}"
-        if self._info is not None and all(p.message != message for p in self._info.problems):
+        if self._info is not None:
             self._info.problems.append(Problem(self.plugin, codes.INVALID_CONTRIBUTION, message, fix))
         raise ContributionError(f"{message}; fix: {fix}")
 
