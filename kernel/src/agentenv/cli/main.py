@@ -61,13 +61,6 @@ def _root_help(commands: dict[str, tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def _load_target(target: str) -> Any:
-    import importlib
-
-    module_name, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module_name), attr)
-
-
 def _as_click(obj: Any, name: str) -> Callable[..., Any]:
     import typer
     import typer.main
@@ -85,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and args[0] in ("--version", "-V"):
         print(f"agentenv {__version__}")
         return 0
+    from agentenv.contracts.ref import load_target
+
     commands = dict(KERNEL_COMMANDS)
     name = args[0] if args else ""
     if name not in commands:
@@ -101,20 +96,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if name in ARGV_COMMANDS:
         try:
-            code: int = _load_target(commands[name][1])(args[1:])
-        except SystemExit as exc:
-            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            code: int = load_target(commands[name][1])(args[1:])
+        except SystemExit as exc:  # argparse's --help and usage errors, `fail`
+            return _exit_code(exc)
         return code
-    command = _as_click(_load_target(commands[name][1]), name)
+    command = _as_click(load_target(commands[name][1]), name)
     if name in KERNEL_COMMANDS:
         for sub, (_help, target) in _plugin_commands(name).items():
-            command.add_command(_as_click(_load_target(target), sub), name=sub)  # type: ignore[attr-defined]
+            command.add_command(_as_click(load_target(target), sub), name=sub)  # type: ignore[attr-defined]
     try:
         collect_garbage_again()
         command(args[1:], prog_name=f"agentenv {name}", standalone_mode=True)
     except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return _exit_code(exc)
     return 0
+
+
+def _exit_code(exc: SystemExit) -> int:
+    return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
 
 
 def collect_garbage_again() -> None:

@@ -223,12 +223,8 @@ def _run_cancellable(coro: Any) -> tuple[Any, int]:
 
 
 def main(argv: Sequence[str]) -> int:
-    """`agentenv run ARGS`; returns the exit code."""
-    try:
-        options = parser().parse_args(list(argv))
-    except SystemExit as exc:  # --help, or a usage error (argparse printed it)
-        return exc.code if isinstance(exc.code, int) else 0
-    return run(**vars(options))
+    """`agentenv run ARGS`; returns the exit code (`--help` and usage errors exit through argparse)."""
+    return run(**vars(parser().parse_args(list(argv))))
 
 
 def run(

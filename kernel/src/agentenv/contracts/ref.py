@@ -25,5 +25,10 @@ class ClassRef:
 
     def load(self) -> Any:
         """Import and return what `target` names (unvalidated: the kernel checks it against its kind)."""
-        module_name, _, attr = self.target.partition(":")
-        return getattr(importlib.import_module(module_name), attr)
+        return load_target(self.target)
+
+
+def load_target(target: str) -> Any:
+    """The object a `"package.module:attribute"` string names (class refs, CLI command targets), imported now."""
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)

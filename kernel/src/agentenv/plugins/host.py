@@ -19,7 +19,7 @@ from typing import Any
 import pluggy
 
 from agentenv import hookspecs
-from agentenv.contracts.ref import ClassRef
+from agentenv.contracts.ref import ClassRef, load_target
 from agentenv.plugins import problems as codes
 from agentenv.plugins.discovery import DENY_VAR, PluginInfo, discover
 from agentenv.plugins.problems import Problem
@@ -75,7 +75,7 @@ class Entry:
 
         label = f"{self._kind[:-1].replace('_', ' ')} {self.name!r}"
         try:
-            obj = ClassRef(self.name, self.target).load()
+            obj = load_target(self.target)
         except Exception as exc:  # third-party code: report, never crash the caller
             problem: str | None = f"importing {self.target} failed: {type(exc).__name__}: {exc}"
         else:

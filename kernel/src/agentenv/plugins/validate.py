@@ -37,19 +37,15 @@ def validate_contribution(kind: str, item: Any) -> tuple[str, str | None]:
             return repr(item), f"{item!r} is not a CliCommand with a 'module:attribute' target"
         return item.name, None
     if isinstance(item, ClassRef):
-        well_formed = isinstance(item.name, str) and item.name and item.target.count(":") == 1
-        if not well_formed:
+        if not (isinstance(item.name, str) and item.name and item.target.count(":") == 1):
             return repr(item), f"{item!r} needs a `name` and a 'module:Class' target"
-        if kind != "stores":
-            return item.name, None
-        if item.kind not in STORE_KINDS:
-            return item.name, f"store {item.name!r} has no valid `kind` ({', '.join(STORE_KINDS)})"
-        return f"{item.kind}:{item.name}", None
-    from agentenv.contracts.base import contribution_problem
+        name, problem = item.name, None
+    else:
+        from agentenv.contracts.base import contribution_problem
 
-    module, attr = BASES[kind]
-    problem = contribution_problem(item, getattr(importlib.import_module(module), attr))
-    name = getattr(item, "name", repr(item))
+        module, attr = BASES[kind]
+        problem = contribution_problem(item, getattr(importlib.import_module(module), attr))
+        name = getattr(item, "name", repr(item))
     if problem is None and kind == "stores":
         if getattr(item, "kind", None) not in STORE_KINDS:
             return name, f"store {name!r} has no valid `kind` ({', '.join(STORE_KINDS)})"
