@@ -35,8 +35,8 @@ TARGET_RATIO = 1.2
 # ---- servers (each in its own process) ---------------------------------------------------------------
 def serve(kind: str, json_response: bool) -> None:
     """Child process: serve one server, print its URL, run until stdin closes."""
-    from agentenv.world.build import build_world
     from agentenv_gateway.server import serve_in_thread
+    from agentenv_runtime.world.build import build_world
 
     world = build_world("helpdesk", artifacts=["acme"])
     if kind == "gateway":

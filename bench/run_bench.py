@@ -115,12 +115,12 @@ def baseline_rollout(template: object) -> None:
 
 
 def bench_rollouts(k: int) -> None:
-    from agentenv.engine.bundle import find_bundle
-    from agentenv.engine.runner import TaskRunner
-    from agentenv.engine.task import read_task
     from agentenv.plugins.host import get_host
-    from agentenv.testing.tasks import temporary_config
-    from agentenv.world.build import build_world
+    from agentenv_runtime.engine.bundle import find_bundle
+    from agentenv_runtime.engine.runner import TaskRunner
+    from agentenv_runtime.engine.task import read_task
+    from agentenv_runtime.world.build import build_world
+    from agentenv_testing.tasks import temporary_config
 
     host = get_host()
     bundle = find_bundle("support-refund", host)
@@ -146,7 +146,7 @@ def bench_rollouts(k: int) -> None:
     for _ in range(k):
         baseline_rollout(template)
     base = time.perf_counter() - start
-    from agentenv.engine.runner import run_parallel
+    from agentenv_runtime.engine.runner import run_parallel
 
     with tempfile.TemporaryDirectory() as tmp:
         config_file = Path(tmp) / "config.toml"

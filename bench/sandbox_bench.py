@@ -28,18 +28,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agentenv.contracts import kinds
+
 ENVS = ["helpdesk", "email", "slack"]
 ROLES = {"support": {"tools": ["*"], "deny": ["issue_refund"]}, "billing_lead": {"tools": ["*"]}}
 START = "2026-11-24T10:00:00Z"
 
 
 def plan_and_classes() -> tuple[Any, dict[str, Any]]:
-    from agentenv.env.artifact import Artifact
     from agentenv.plugins.host import get_host
+    from agentenv_runtime.env.artifact import Artifact
     from agentenv_steps.deploy import DeployEnvSettings, ServePlan
 
     host = get_host()
-    classes = {name: host.get("envs", name) for name in ENVS}
+    classes = {name: host.get(kinds.ENVS, name) for name in ENVS}
     pairs = [(name, Artifact.from_file(cls.artifact_paths()["acme"])) for name, cls in classes.items()]
     settings = DeployEnvSettings(envs=ENVS, roles=ROLES, start=START)
     return ServePlan(settings, classes, pairs, seed=0), classes
@@ -114,7 +116,7 @@ def main() -> None:
 
     plan, classes = plan_and_classes()
     print(f"world {'+'.join(ENVS)} (acme), roles {', '.join(ROLES)}; python {sys.version.split()[0]}\n")
-    from agentenv.world.build import build_world
+    from agentenv_runtime.world.build import build_world
 
     template = build_world(ENVS, artifacts=["acme"], roles=ROLES)
     fork = measure("fork (warm, in process)", args.forks, lambda: warm_fork(template))

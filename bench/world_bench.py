@@ -12,8 +12,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from agentenv.world.build import build_world
-from agentenv.world.world import World
+from agentenv_runtime.world.build import build_world
+from agentenv_runtime.world.world import World
 
 
 def best_and_median(fn: Callable[[], object], repeat: int, number: int) -> tuple[float, float]:

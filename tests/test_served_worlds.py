@@ -12,15 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
-from agentenv.testing.tasks import run_task
+from agentenv_testing.tasks import run_task
 
 TASK = "resolve-refund.toml"
 AGENT_CALLS = ["get_ticket", "get_order", "issue_refund", "close_ticket", "send_email"]
 
 
 def bundle_dir() -> Path:
-    return Path(get_host().registry("bundles")["support-refund"].obj.path)
+    return Path(get_host().registry(kinds.BUNDLES)["support-refund"].obj.path)
 
 
 def alive(pid: int) -> bool:

@@ -6,9 +6,9 @@ These are the worlds issue's "must show" cases, run against the real first-party
 from __future__ import annotations
 
 import pytest
-from agentenv.world.build import build_world
-from agentenv.world.card import build_card
-from agentenv.world.world import World
+from agentenv_runtime.world.build import build_world
+from agentenv_runtime.world.card import build_card
+from agentenv_runtime.world.world import World
 
 ROLES = {
     "support": {"tools": ["*"], "deny": ["issue_refund"]},

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 from agentenv.plugins import problems as codes
-from packaging.requirements import Requirement
-from plugin_fixtures import (
+from agentenv_testing.installs import (
     EXCLUDING_KERNEL_RANGE,
     KERNEL_RANGE,
     KERNEL_VERSION,
@@ -30,6 +29,7 @@ from plugin_fixtures import (
     step_module,
     step_plugin,
 )
+from packaging.requirements import Requirement
 
 RAISES_ON_IMPORT = 'raise RuntimeError("this module must not be imported: its metadata already rules it out")\n'
 
@@ -93,7 +93,7 @@ def install_duplicate_env(root: Path) -> None:
 
         @hookimpl
         def agentenv_register_envs():
-            from agentenv.env import Env
+            from agentenv_runtime import Env
 
             class OtherNotes(Env):
                 name = "fixture_notes"
@@ -424,7 +424,7 @@ def test_list_shows_every_other_plugin_ok(zoo_runs: dict[str, CliResult]) -> Non
     before = {p["distribution"]: (p["status"], p["contributes"]) for p in baseline.json()}
     after = {p["distribution"]: (p["status"], p["contributes"]) for p in plugins if p["distribution"] in before}
     assert after == before
-    assert before["agentenv-kernel"][0] == "ok"
+    assert before["agentenv-runtime"][0] == "ok"
     # Every broken fixture has its status and problem; the good fixtures are ok and contribute.
     broken = {p["name"]: p for p in plugins if p["problems"] and p["distribution"].startswith("agentenv-fixture-")}
     assert sorted(broken) == sorted(case.plugin for case in CASES), result

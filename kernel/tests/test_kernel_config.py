@@ -14,7 +14,7 @@ from agentenv.config import (
     find_config_file,
     load_config,
 )
-from plugin_fixtures import CliResult, run_cli
+from agentenv_testing.installs import CliResult, run_cli
 
 CONFIG = """
 [store]

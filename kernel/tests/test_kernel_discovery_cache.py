@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from agentenv.plugins import cache, discovery
-from plugin_fixtures import EXCLUDING_KERNEL_RANGE, install_fixture_plugin
+from agentenv_testing.installs import EXCLUDING_KERNEL_RANGE, install_fixture_plugin
 
 PLUGIN = """
 from agentenv.hookspecs import hookimpl

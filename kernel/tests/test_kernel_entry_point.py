@@ -58,7 +58,7 @@ def test_garbage_collection_is_off_while_starting_and_on_for_the_run() -> None:
     done = python(
         """
         import atexit, gc, sys
-        import agentenv.engine.runner as runner
+        import agentenv_runtime.engine.runner as runner
 
         seen = {}
         prepare, run = runner.TaskRunner.prepare, runner.TaskRunner.run

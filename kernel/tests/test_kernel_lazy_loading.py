@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 from agentenv.cli.main import main
+from agentenv.contracts import kinds
 from agentenv.plugins.host import PluginHost
-from plugin_fixtures import cli_env, install_fixture_plugin, install_good_plugin, run_python
+from agentenv_testing.installs import cli_env, install_fixture_plugin, install_good_plugin, run_python
 
 HEAVY_SDKS = ("docker", "boto3", "botocore", "mcp", "a2a", "modal", "e2b", "google.cloud", "fastapi", "openai")
 FRAMEWORKS = ("pydantic", "pydantic_core", "typer", "click")
@@ -223,7 +224,7 @@ def test_using_the_class_is_what_imports_the_sdk(
         extra_modules={"fixture_heavy_provider": HEAVY_PROVIDER, "fixture_heavy_sdk": FAKE_SDK},
     )
     host = PluginHost(environ={}).load()
-    provider = host.get("sandbox_providers", "fixture-heavy")
+    provider = host.get(kinds.SANDBOX_PROVIDERS, "fixture-heavy")
     assert "fixture_heavy_sdk" not in sys.modules and not marker.exists()
     assert provider().create(None) == "fake heavy client"
     assert "fixture_heavy_sdk" in sys.modules and marker.exists()

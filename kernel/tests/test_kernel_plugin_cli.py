@@ -12,9 +12,7 @@ from pathlib import Path
 import pytest
 from agentenv.cli.plugin_cmd import dependents
 from agentenv.plugins.host import PluginHost
-from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
-from plugin_fixtures import (
+from agentenv_testing.installs import (
     KERNEL_RANGE,
     KERNEL_VERSION,
     CliResult,
@@ -22,6 +20,8 @@ from plugin_fixtures import (
     install_good_plugin,
     run_cli,
 )
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 
 Agentenv = Callable[..., CliResult]
 
@@ -87,7 +87,7 @@ def test_remove_unknown_and_kernel(family: Path, agentenv: Agentenv) -> None:
     unknown = agentenv("plugin", "remove", "fixture-nope")
     assert unknown.returncode == 1
     assert "no plugin or distribution named 'fixture-nope'" in unknown.stderr
-    kernel = agentenv("plugin", "remove", "kernel")
+    kernel = agentenv("plugin", "remove", "agentenv-kernel")
     assert kernel.returncode == 1
     assert "agentenv-kernel is not a plugin" in kernel.stderr
 
@@ -155,15 +155,18 @@ def test_show_unknown_lists_installed(family: Path, agentenv: Agentenv) -> None:
     result = agentenv("plugin", "show", "fixture-nope", "--json")
     assert result.returncode == 1
     assert "no plugin or distribution named 'fixture-nope'" in result.stderr
-    assert "fixture-good" in result.stderr and "kernel" in result.stderr
+    assert "fixture-good" in result.stderr and "runtime" in result.stderr
 
 
-def test_show_kernel_itself(agentenv: Agentenv) -> None:
-    result = agentenv("plugin", "show", "kernel", "--json")
+def test_the_kernel_is_no_plugin_and_the_runtime_registers_like_one(agentenv: Agentenv) -> None:
+    assert agentenv("plugin", "show", "kernel", "--json").returncode == 1
+    result = agentenv("plugin", "show", "runtime", "--json")
     assert result.returncode == 0
     shown = result.json()
-    assert (shown["distribution"], shown["version"], shown["status"]) == ("agentenv-kernel", KERNEL_VERSION, "ok")
+    assert (shown["distribution"], shown["status"]) == ("agentenv-runtime", "ok")
+    assert SpecifierSet(shown["kernel_range"]).contains(KERNEL_VERSION)
     assert shown["contributes"]["trigger_kinds"] == ["time", "tool_call", "state", "persona"]
+    assert {"run", "runs", "env", "steps", "sandbox", "task"} <= set(shown["contributes"]["cli_commands"])
 
 
 def test_unknown_command_suggests_the_closest(agentenv: Agentenv) -> None:

@@ -6,12 +6,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from agentenv.contracts import kinds
 from agentenv.plugins import problems as codes
-from agentenv.plugins.discovery import PluginInfo, discover
+from agentenv.plugins.discovery import discover
 from agentenv.plugins.host import PluginHost
-from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
-from plugin_fixtures import (
+from agentenv.plugins.info import PluginInfo
+from agentenv_testing.installs import (
     EXCLUDING_KERNEL_RANGE,
     KERNEL_RANGE,
     install_fixture_plugin,
@@ -19,6 +19,8 @@ from plugin_fixtures import (
     step_module,
     step_plugin,
 )
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 
 BOMB = 'raise RuntimeError("imported although it should not have been")\n'
 
@@ -51,8 +53,8 @@ def test_discovery_reads_metadata_only(on_path: Path) -> None:
         "ok",
     )
     assert SpecifierSet(info.kernel_range) == Requirement(KERNEL_RANGE).specifier
-    assert infos["kernel"].dist == "agentenv-kernel"
-    assert discover({})[0].name == "kernel", "the kernel's own plugin comes first"
+    assert "kernel" not in infos, "the kernel registers nothing through the hooks: it is no plugin"
+    assert [i.dist for i in discover({})] == sorted(i.dist for i in discover({})), "listed by distribution"
     PluginHost(environ={})  # requirement checks read metadata too
     assert "fixture_meta_bomb" not in sys.modules
 
@@ -86,11 +88,11 @@ def test_loading_one_kind_calls_only_its_hook(on_path: Path) -> None:
     install_good_plugin(on_path)
     host = PluginHost(environ={})
     assert "fixture_good_plugin" not in sys.modules, "constructing a host imports nothing"
-    host.load(["cli_commands"])
+    host.load([kinds.CLI_COMMANDS])
     assert "fixture_good_plugin" in sys.modules
     assert "fixture_good_env" not in sys.modules, "the envs hook was not called"
-    assert host.registries["envs"] == {}
-    assert host.get("envs", "fixture_notes").__module__ == "fixture_good_env"
+    assert host.registries[kinds.ENVS.name] == {}
+    assert host.get(kinds.ENVS, "fixture_notes").__module__ == "fixture_good_env"
     assert _by_dist(host, "agentenv-fixture-good").contributes == {"envs": ["fixture_notes"]}
 
 
@@ -98,7 +100,7 @@ def test_get_names_what_is_installed(on_path: Path) -> None:
     install_good_plugin(on_path)
     host = PluginHost(environ={})
     with pytest.raises(LookupError, match=r"no env named 'nope' \(installed: .*fixture_notes.*agentenv plugin list"):
-        host.get("envs", "nope")
+        host.get(kinds.ENVS, "nope")
 
 
 def test_registries_are_typed_by_contract(on_path: Path) -> None:
@@ -125,14 +127,14 @@ def test_registries_are_typed_by_contract(on_path: Path) -> None:
     assert info.status == "failed"
     assert info.problems[0].code == codes.INVALID_CONTRIBUTION
     assert "is not a subclass of agentenv.contracts.step.Step" in info.problems[0].message
-    assert "fixture_notes" in host.registries["envs"]
+    assert "fixture_notes" in host.registries[kinds.ENVS.name]
 
 
 def test_duplicate_contribution_keeps_the_first_distribution(on_path: Path) -> None:
     _steps(on_path, "agentenv-fixture-dup-a", "fixture-dup-a", "fixture_dup_a", "fixture_shared", "fixture_only_a")
     _steps(on_path, "agentenv-fixture-dup-b", "fixture-dup-b", "fixture_dup_b", "fixture_only_b", "fixture_shared")
     host = PluginHost(environ={}).load()
-    steps = host.registries["steps"]
+    steps = host.registries[kinds.STEPS.name]
     assert steps["fixture_shared"].dist == "agentenv-fixture-dup-a"
     assert steps["fixture_only_a"].dist == "agentenv-fixture-dup-a"
     assert "fixture_only_b" not in steps, "a skipped plugin registers nothing, not even its unique names"
@@ -151,8 +153,8 @@ def test_duplicate_entry_point_name_keeps_the_first_plugin_loaded(on_path: Path)
     assert a.status == "ok"
     assert host.pm.get_plugin("fixture-twin") is sys.modules["fixture_twin_a"]
     assert a.contributes == {"steps": ["fixture_twin_a_step"]}
-    assert host.registries["steps"]["fixture_twin_a_step"].dist == "agentenv-fixture-twin-a"
-    assert "fixture_twin_b_step" not in host.registries["steps"]
+    assert host.registries[kinds.STEPS.name]["fixture_twin_a_step"].dist == "agentenv-fixture-twin-a"
+    assert "fixture_twin_b_step" not in host.registries[kinds.STEPS.name]
 
 
 def test_plugin_skipped_late_withdraws_earlier_contributions(on_path: Path) -> None:
@@ -170,7 +172,7 @@ def test_plugin_skipped_late_withdraws_earlier_contributions(on_path: Path) -> N
 
         @hookimpl
         def agentenv_register_envs():
-            from agentenv.env import Env
+            from agentenv_runtime import Env
 
             class SecondEnv(Env):
                 name = "fixture_second_env"
@@ -186,11 +188,11 @@ def test_plugin_skipped_late_withdraws_earlier_contributions(on_path: Path) -> N
         """,
     )
     host = PluginHost(environ={})
-    assert "fixture_second_env" in host.registry("envs")
-    host.load(["steps"])
+    assert "fixture_second_env" in host.registry(kinds.ENVS)
+    host.load([kinds.STEPS])
     second = _by_dist(host, "agentenv-fixture-second")
     assert second.status == "skipped"
-    assert "fixture_second_env" not in host.registries["envs"]
+    assert "fixture_second_env" not in host.registries[kinds.ENVS.name]
     assert not any(second.contributes.values()), f"a skipped plugin lists no contributions: {second.contributes}"
 
 

@@ -8,9 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from agentenv.contracts import kinds
 from agentenv.plugins.discovery import discover
 from agentenv.plugins.host import PluginHost
-from plugin_fixtures import CliResult, install_fixture_plugin, install_good_plugin, run_cli
+from agentenv_testing.installs import CliResult, install_fixture_plugin, install_good_plugin, run_cli
 
 BOMB = 'raise RuntimeError("fixture-bomb was imported although it is disabled")\n'
 
@@ -61,17 +62,18 @@ def test_deny_list_by_plugin_or_distribution_name(site: Path, deny: str) -> None
     assert host.find("fixture-bomb").status == "disabled"  # type: ignore[union-attr]
     assert "fixture_bomb" not in sys.modules
     assert all(p.plugin != "fixture-bomb" for p in host.problems())
-    assert ("fixture_notes" in host.registries["envs"]) is ("fixture-good" not in deny)
+    assert ("fixture_notes" in host.registries[kinds.ENVS.name]) is ("fixture-good" not in deny)
 
 
-def test_allow_list_disables_everything_else_but_the_kernel_subprocess(tmp_path: Path) -> None:
+def test_allow_list_disables_everything_but_what_the_allowed_plugins_require_subprocess(tmp_path: Path) -> None:
     install_good_plugin(tmp_path)
     install_bomb(tmp_path)
     result = run_cli("plugin", "list", "--json", paths=[tmp_path], env={"AGENTENV_PLUGINS": "agentenv-fixture-good"})
     assert result.returncode == 0, result
     status = {p["name"]: p["status"] for p in result.json()}
-    assert status.pop("kernel") == "ok", "the kernel's own plugin is always allowed"
     assert status.pop("fixture-good") == "ok"
+    assert status.pop("runtime") == "ok", "fixture-good requires agentenv-runtime, so it is allowed too"
+    assert status.pop("store-local") == "ok", "which requires agentenv-store-local"
     assert set(status.values()) == {"disabled"}, status
 
 
@@ -87,7 +89,7 @@ def test_allow_list_limits_env_list(
 
 def test_allow_list_parsing(site: Path) -> None:
     status = status_of({"AGENTENV_PLUGINS": " fixture-good , ,"})
-    assert (status["kernel"], status["fixture-good"], status["fixture-bomb"]) == ("ok", "ok", "disabled")
+    assert (status["runtime"], status["fixture-good"], status["fixture-bomb"]) == ("ok", "ok", "disabled")
     assert status_of({"AGENTENV_PLUGINS": ""})["fixture-bomb"] == "ok", "an empty allow list allows everything"
 
 
@@ -96,9 +98,10 @@ def test_deny_wins_over_allow(site: Path) -> None:
     assert status_of(environ)["fixture-good"] == "disabled"
 
 
-def test_kernel_can_be_denied_explicitly(site: Path) -> None:
-    """The allow list never hides the kernel, but the deny list can (e.g. to debug a kernel hook)."""
-    assert status_of({"AGENTENV_DISABLE_PLUGINS": "kernel"})["kernel"] == "disabled"
+def test_a_required_plugin_can_still_be_denied(site: Path) -> None:
+    """What an allowed plugin requires is allowed, but the deny list wins (e.g. to debug a runtime hook)."""
+    environ = {"AGENTENV_PLUGINS": "fixture-good", "AGENTENV_DISABLE_PLUGINS": "runtime"}
+    assert status_of(environ)["runtime"] == "disabled"
 
 
 def test_process_environment_is_the_default(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,8 +3,8 @@
 Every plugin is a module named by an entry point in the `agentenv.plugins` group. It implements
 some of the hooks below with `@hookimpl`. Registration hooks hand the kernel *classes* (each with a
 `name`), or `ClassRef(name, "module:Class")` so the class is imported only when a run uses it; the kernel
-validates them and keeps them in typed registries, so hot paths call objects and never hooks. Observer
-hooks are told when runs and steps start and finish, and when a tool is called.
+validates them and keeps them in typed registries (one per kind in `agentenv.contracts.kinds`), so hot paths
+call objects and never hooks. Observer hooks are told when runs and steps start and finish, and when a tool is called.
 
 pluggy always calls hooks with keyword arguments; the kernel's typed façade
 (`agentenv.plugins.host.PluginHost`) is the only caller. Implementations may accept any subset of a
@@ -23,13 +23,12 @@ if TYPE_CHECKING:
         AgentKind,
         BundleRef,
         CliCommand,
-        Runner,
+        Environment,
         SandboxProvider,
         Step,
         StoreBackend,
         TriggerKind,
     )
-    from agentenv.env import Env
 
 PROJECT = "agentenv"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -40,8 +39,8 @@ class AgentenvSpecs:
     """The hooks a plugin may implement. Each registration hook returns a list."""
 
     @hookspec
-    def agentenv_register_envs(self) -> list[type[Env]]:
-        """Simulated apps (subclasses of `agentenv.env.Env`), each with a unique `name`."""
+    def agentenv_register_envs(self) -> list[type[Environment]]:
+        """Simulated apps (subclasses of `agentenv_runtime.Env`), each with a unique `name`."""
         raise NotImplementedError
 
     @hookspec
@@ -50,7 +49,7 @@ class AgentenvSpecs:
         raise NotImplementedError
 
     @hookspec
-    def agentenv_register_steps(self) -> list[type[Step]]:
+    def agentenv_register_steps(self) -> list[type[Step[Any]]]:
         """Step types a task can use; `name` is the task file's `type` field."""
         raise NotImplementedError
 
@@ -60,18 +59,13 @@ class AgentenvSpecs:
         raise NotImplementedError
 
     @hookspec
-    def agentenv_register_trigger_kinds(self) -> list[type[TriggerKind]]:
+    def agentenv_register_trigger_kinds(self) -> list[type[TriggerKind[Any]]]:
         """Trigger kinds (`time`, `tool_call`, `state`, `persona`, …) that world rules can use."""
         raise NotImplementedError
 
     @hookspec
-    def agentenv_register_agent_kinds(self) -> list[type[AgentKind]]:
+    def agentenv_register_agent_kinds(self) -> list[type[AgentKind[Any]]]:
         """Agent kinds (`scripted`, `llm`, `a2a`, harnesses) that act in a world through its tools."""
-        raise NotImplementedError
-
-    @hookspec
-    def agentenv_register_runners(self) -> list[type[Runner]]:
-        """Runners that execute many task runs (local, distributed)."""
         raise NotImplementedError
 
     @hookspec
@@ -102,18 +96,5 @@ class AgentenvSpecs:
 
     @hookspec
     def agentenv_tool_called(self, event: dict[str, Any]) -> None:
-        """Observer: a world recorded a tool call (the trajectory event as a dict)."""
-
-
-REGISTRATION_HOOKS: dict[str, str] = {
-    "agentenv_register_envs": "envs",
-    "agentenv_register_sandbox_providers": "sandbox_providers",
-    "agentenv_register_steps": "steps",
-    "agentenv_register_stores": "stores",
-    "agentenv_register_trigger_kinds": "trigger_kinds",
-    "agentenv_register_agent_kinds": "agent_kinds",
-    "agentenv_register_runners": "runners",
-    "agentenv_register_bundles": "bundles",
-    "agentenv_register_cli_commands": "cli_commands",
-}
-"""Registration hook name → registry it fills."""
+        """Observer: a world recorded a tool call (the trajectory event as a dict). Worlds call it only when
+        some plugin implements it, so it costs nothing otherwise."""

@@ -13,40 +13,34 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentenv import __version__
+from agentenv.contracts import kinds
+from agentenv.contracts.cli import CliCommand
 
-KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
-    "config": (
-        "Show the resolved configuration and where each value came from.",
-        "agentenv.cli.config_cmd:app",
-    ),
-    "env": ("List installed envs and print Environment Cards.", "agentenv.cli.env_cmd:app"),
-    "plugin": ("List, inspect, check, add and remove plugins.", "agentenv.cli.plugin_cmd:app"),
-    "run": ("Run a bundle's tasks or a task file, and grade them.", "agentenv.cli.run_cmd:main"),
-    "runs": ("List stored runs, show one, print its trajectory.", "agentenv.cli.runs_cmd:app"),
-    "sandbox": ("List sandboxes that runs started; prune leftovers.", "agentenv.cli.sandbox_cmd:app"),
-    "steps": ("List installed step types; show one's fields.", "agentenv.cli.steps_cmd:app"),
-    "task": ("Task file tools (the JSON Schema for editors).", "agentenv.cli.task_cmd:app"),
-}
-ARGV_COMMANDS = frozenset({"run"})
-"""Kernel commands whose target takes the argument list and returns the exit code (no typer: see run_cmd)."""
+KERNEL_COMMANDS: dict[str, CliCommand] = {
+    "config": CliCommand("config", "Show the resolved configuration and where each value came from.",
+                         "agentenv.cli.config_cmd:app"),
+    "plugin": CliCommand("plugin", "List, inspect, check, add and remove plugins.", "agentenv.cli.plugin_cmd:app"),
+}  # fmt: skip
+"""The kernel's own commands; every other command (`run`, `env`, `serve`, …) comes from a plugin."""
 ABOUT = "Build simulated worlds for AI agents once; host many tasks and any agent in them."
 
 
-def _plugin_commands(group: str = "") -> dict[str, tuple[str, str]]:
-    """Plugin commands: top-level ones, or (with `group`) the sub-commands a plugin adds to a kernel group,
-    declared as `CliCommand("env validate", …)`."""
+def _plugin_commands(group: str = "") -> dict[str, CliCommand]:
+    """Plugin commands: top-level ones, or (with `group`) the sub-commands plugins add to that group,
+    declared as `CliCommand("env validate", …)`. Help texts name the distribution that brings each."""
+    from dataclasses import replace
+
     from agentenv.plugins.host import get_host
 
-    host = get_host().load(["cli_commands"])
     found = {}
-    for name, entry in host.registries["cli_commands"].items():
+    for name, entry in get_host().registry(kinds.CLI_COMMANDS).items():
         parent, _, sub = name.partition(" ")
         if (sub and parent == group) or (not sub and not group and name not in KERNEL_COMMANDS):
-            found[sub or name] = (f"{entry.obj.help} ({entry.dist})", entry.obj.target)
+            found[sub or name] = replace(entry.obj, help=f"{entry.obj.help} ({entry.dist})")
     return found
 
 
-def _root_help(commands: dict[str, tuple[str, str]]) -> str:
+def _root_help(commands: dict[str, CliCommand]) -> str:
     width = max(len(name) for name in commands) + 2
     lines = [
         "Usage: agentenv [--version] [--help] COMMAND [ARGS]...",
@@ -54,7 +48,7 @@ def _root_help(commands: dict[str, tuple[str, str]]) -> str:
         f"  {ABOUT}",
         "",
         "Commands:",
-        *(f"  {name.ljust(width)}{commands[name][0]}" for name in sorted(commands)),
+        *(f"  {name.ljust(width)}{commands[name].help}" for name in sorted(commands)),
         "",
         "Run `agentenv COMMAND --help` for a command's options.",
     ]
@@ -94,16 +88,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = f" Did you mean '{close[0]}'?" if close else ""
         print(f"agentenv: no such command '{name}'.{hint} See `agentenv --help`.", file=sys.stderr)
         return 2
-    if name in ARGV_COMMANDS:
+    chosen = commands[name]
+    if chosen.argv:
         try:
-            code: int = load_target(commands[name][1])(args[1:])
+            code: int = load_target(chosen.target)(args[1:])
         except SystemExit as exc:  # argparse's --help and usage errors, `fail`
             return _exit_code(exc)
         return code
-    command = _as_click(load_target(commands[name][1]), name)
-    if name in KERNEL_COMMANDS:
-        for sub, (_help, target) in _plugin_commands(name).items():
-            command.add_command(_as_click(load_target(target), sub), name=sub)  # type: ignore[attr-defined]
+    command = _as_click(load_target(chosen.target), name)
+    for sub, declared in _plugin_commands(name).items():
+        command.add_command(_as_click(load_target(declared.target), sub), name=sub)  # type: ignore[attr-defined]
     try:
         collect_garbage_again()
         command(args[1:], prog_name=f"agentenv {name}", standalone_mode=True)

@@ -12,8 +12,8 @@ from typing import Annotated
 import typer
 
 from agentenv.cli.output import fail, print_json, print_table
-from agentenv.plugins.discovery import PluginInfo
 from agentenv.plugins.host import PluginHost, get_host
+from agentenv.plugins.info import PluginInfo
 from agentenv.plugins.requirements import InvalidRequirement, canonical, parse
 
 app = typer.Typer(help="List, inspect, check, add and remove plugins.", no_args_is_help=True, add_completion=False)
@@ -33,7 +33,7 @@ def list_plugins(as_json: JsonFlag = False) -> None:
         print_json([info.to_dict() for info in host.infos])
         return
     if not host.infos:
-        print("No plugins installed. Add one: agentenv plugin add agentenv-slack")
+        print("No plugins installed. Add one: agentenv plugin add DISTRIBUTION")
         return
     rows = [(i.name, i.dist, i.version, i.kernel_range or "-", i.status, _contributes(i)) for i in host.infos]
     print_table(("PLUGIN", "DISTRIBUTION", "VERSION", "KERNEL", "STATUS", "CONTRIBUTES"), rows)
@@ -146,13 +146,13 @@ def remove(
     force: Annotated[bool, typer.Option("--force", help="Remove even if other plugins require it.")] = False,
 ) -> None:
     """Uninstall a plugin distribution; refuses while another installed plugin requires it."""
+    if canonical(name) == "agentenv-kernel":
+        fail("agentenv-kernel is not a plugin; uninstall it with your installer if you mean to")
     host = get_host()
     info = host.find(name)
     if info is None:
         fail(f"no plugin or distribution named {name!r}; see `agentenv plugin list`")
         return
-    if canonical(info.dist) == "agentenv-kernel":
-        fail("agentenv-kernel is not a plugin; uninstall it with your installer if you mean to")
     needed_by = dependents(host, info.dist)
     if needed_by and not force:
         fail(f"{info.dist} is required by {', '.join(needed_by)}; remove those first or pass --force")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
 from agentenv.contracts.base import Contribution
+
+S = TypeVar("S", bound=BaseModel)
 
 
 class ToolAccess(Protocol):
@@ -24,10 +26,10 @@ class AgentResponse(BaseModel):
     files: dict[str, str] = Field(default_factory=dict)
 
 
-class AgentKind(Contribution, ABC):
+class AgentKind(Contribution, ABC, Generic[S]):
     """An agent instance is made from its `Settings`; `respond` runs one prompt to completion."""
 
-    def __init__(self, settings: BaseModel) -> None:
+    def __init__(self, settings: S) -> None:
         self.settings = settings
 
     @abstractmethod

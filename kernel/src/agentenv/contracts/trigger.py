@@ -1,22 +1,34 @@
 """Trigger kinds decide *when* a world rule fires; the world runs the rule's actions.
 
-The kernel's own kinds (`time`, `tool_call`, `state`, `persona`) register through the same hook as a
-plugin's would.
+The runtime's kinds (`time`, `tool_call`, `state`, `persona`) register through the same hook as a plugin's
+would. What a kind may ask of the world is `WorldView`, so this contract does not depend on the runtime.
 """
 
 from __future__ import annotations
 
 from abc import ABC
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from agentenv.contracts.base import Contribution
 
-if TYPE_CHECKING:
-    from agentenv.world.world import World
+S = TypeVar("S", bound=BaseModel)
+
+
+class WorldView(Protocol):
+    """What a trigger kind may read of the world it watches."""
+
+    def now(self) -> datetime:
+        """The world's virtual time (UTC)."""
+        ...
+
+    def query(self, env: str, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Rows of a read-only SQL query on one env's state."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -44,21 +56,21 @@ class ToolCallEvent:
     by_trigger: str | None = None
 
 
-class TriggerKind(Contribution, ABC):
+class TriggerKind(Contribution, ABC, Generic[S]):
     """One armed trigger condition. `Settings` validates the `when` table of a trigger definition.
 
     Override `next_due` for time-driven kinds and `on_event` for kinds that react to what happens.
     Both must be deterministic functions of their inputs so firing replays exactly.
     """
 
-    def __init__(self, settings: BaseModel) -> None:
+    def __init__(self, settings: S) -> None:
         self.settings = settings
 
     def next_due(self, after: datetime) -> datetime | None:
         """The first virtual time strictly after `after` at which this fires, or None."""
         return None
 
-    def on_event(self, event: ToolCallEvent, world: World) -> bool:
+    def on_event(self, event: ToolCallEvent, world: WorldView) -> bool:
         """Whether this event (and the world state after it) fires the trigger."""
         return False
 

@@ -7,7 +7,7 @@ from functools import cache
 from packaging.version import InvalidVersion, Version
 
 from agentenv.plugins import problems as codes
-from agentenv.plugins.discovery import PluginInfo
+from agentenv.plugins.info import PluginInfo
 from agentenv.plugins.problems import Problem
 from agentenv.plugins.requirements import InvalidRequirement, Requirement, parse
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentenv.plugins.cache import cached
+from agentenv.plugins.info import PluginInfo
 from agentenv.plugins.problems import Problem
 
 if TYPE_CHECKING:
@@ -23,66 +23,45 @@ ALLOW_VAR = "AGENTENV_PLUGINS"
 DENY_VAR = "AGENTENV_DISABLE_PLUGINS"
 
 
-@dataclass
-class PluginInfo:
-    """One plugin as the kernel knows it. `status`: ok, disabled, incompatible, failed, skipped."""
-
-    name: str
-    dist: str
-    version: str
-    module: str
-    requires: list[str]
-    status: str = "ok"
-    problems: list[Problem] = field(default_factory=list)
-    contributes: dict[str, list[str]] = field(default_factory=dict)
-    requirement_problems: list[Problem] | None = field(default=None, repr=False)
-    """What the requirement check found at discovery (None: not checked yet)."""
-
-    @property
-    def kernel_range(self) -> str:
-        from agentenv.plugins.requirements import InvalidRequirement, parse
-
-        for raw in self.requires:
-            try:
-                req = parse(raw)
-            except InvalidRequirement:
-                continue
-            if req.name == "agentenv-kernel":
-                return str(req.specifier) or "any"
-        return ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "distribution": self.dist,
-            "version": self.version,
-            "module": self.module,
-            "kernel_range": self.kernel_range,
-            "requires": self.requires,
-            "status": self.status,
-            "contributes": self.contributes,
-            "problems": [p.to_dict() for p in self.problems],
-        }
-
-
 def _names(value: str | None) -> set[str]:
     return {part.strip() for part in (value or "").split(",") if part.strip()}
 
 
 def discover(environ: Mapping[str, str] | None = None) -> list[PluginInfo]:
-    """Every plugin entry point, sorted so the kernel's own comes first and the rest by distribution."""
+    """Every plugin entry point, sorted by distribution and name (the order registration hooks run in)."""
     environ = os.environ if environ is None else environ
     allow, deny = _names(environ.get(ALLOW_VAR)), _names(environ.get(DENY_VAR))
     found: list[PluginInfo] = []
     for record in cached("plugins", _scan, environ):
         problems = [Problem(**problem) for problem in record.pop("problems")]
-        info = PluginInfo(**record, requirement_problems=problems)
-        keys = {info.name, info.dist}
-        if (allow and not keys & allow and info.dist != "agentenv-kernel") or keys & deny:
+        found.append(PluginInfo(**record, requirement_problems=problems))
+    if allow:
+        allow |= _required_by(allow, found)
+    for info in found:
+        if (allow and not {info.name, info.dist} & allow) or {info.name, info.dist} & deny:
             info.status = "disabled"
-        found.append(info)
-    found.sort(key=lambda i: (i.dist != "agentenv-kernel", i.dist, i.name))
+    found.sort(key=lambda i: (i.dist, i.name))
     return found
+
+
+def _required_by(allowed: set[str], infos: list[PluginInfo]) -> set[str]:
+    """The distributions the allowed plugins require, directly or through each other: allowing a plugin
+    allows what it cannot work without."""
+    from agentenv.plugins.requirements import InvalidRequirement, canonical, parse
+
+    by_dist = {canonical(info.dist): info for info in infos}
+    wanted = [info for info in infos if {info.name, info.dist} & allowed]
+    seen: set[str] = set()
+    while wanted:
+        for raw in wanted.pop().requires:
+            try:
+                req = parse(raw)
+            except InvalidRequirement:
+                continue
+            if req.applies and req.name in by_dist and req.name not in seen:
+                seen.add(req.name)
+                wanted.append(by_dist[req.name])
+    return {by_dist[name].dist for name in seen}
 
 
 def _scan() -> list[dict[str, Any]]:

@@ -14,18 +14,20 @@ import importlib
 import os
 import types
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 import pluggy
 
 from agentenv import hookspecs
+from agentenv.contracts import kinds
 from agentenv.contracts.ref import ClassRef, load_target
+from agentenv.contracts.registry import Kind
 from agentenv.plugins import problems as codes
-from agentenv.plugins.discovery import DENY_VAR, PluginInfo, discover
+from agentenv.plugins.discovery import DENY_VAR, discover
+from agentenv.plugins.info import PluginInfo
 from agentenv.plugins.problems import Problem
 
-ALL_KINDS = frozenset(hookspecs.REGISTRATION_HOOKS.values())
-KIND_TO_HOOK = {kind: hook for hook, kind in hookspecs.REGISTRATION_HOOKS.items()}
+T = TypeVar("T")
 SPEC_NAMES = frozenset(name for name in vars(hookspecs.AgentenvSpecs) if name.startswith("agentenv_"))
 
 
@@ -33,7 +35,7 @@ class ContributionError(LookupError):
     """A contribution registered by name (`ClassRef`) whose class cannot be imported or is invalid."""
 
 
-class Entry:
+class Entry(Generic[T]):
     """A registered contribution and the plugin that gave it.
 
     A contribution registered as a `ClassRef` has only its name until `obj` is first read; then its class is
@@ -46,12 +48,12 @@ class Entry:
     def __init__(
         self,
         name: str,
-        obj: Any,
+        obj: T | None,
         plugin: str,
         dist: str,
         *,
         target: str = "",
-        kind: str = "",
+        kind: Kind[T] | None = None,
         info: PluginInfo | None = None,
     ) -> None:
         self.name, self.plugin, self.dist, self.target = name, plugin, dist, target
@@ -59,7 +61,7 @@ class Entry:
         self._error: ContributionError | None = None
 
     @property
-    def obj(self) -> Any:
+    def obj(self) -> T:
         if self._obj is None:
             if self._error is not None:  # failed once: the same answer, without importing again
                 raise self._error
@@ -70,10 +72,11 @@ class Entry:
                 raise
         return self._obj
 
-    def _resolve(self) -> Any:
+    def _resolve(self) -> T:
         from agentenv.plugins.validate import validate_contribution
 
-        label = f"{self._kind[:-1].replace('_', ' ')} {self.name!r}"
+        assert self._kind is not None, "a contribution registered by name has a kind"
+        label = f"{self._kind.label} {self.name!r}"
         try:
             obj = load_target(self.target)
         except Exception as exc:  # third-party code: report, never crash the caller
@@ -83,7 +86,7 @@ class Entry:
             if problem is None and key != self.name:
                 problem = f"{self.target} is named {key!r}, not {self.name!r}"
             if problem is None:
-                return obj
+                return cast(T, obj)
         message = f"{label} of {self.dist} cannot be loaded: {problem}"
         fix = f"fix or upgrade {self.dist}, or disable it: {DENY_VAR}={self.plugin}"
         if self._info is not None:
@@ -92,17 +95,25 @@ class Entry:
 
 
 class PluginHost:
-    """The kernel's view of installed plugins. Create one per process (see `get_host`)."""
+    """The kernel's view of installed plugins. Create one per process (see `get_host`), or one holding given
+    plugin objects with `PluginHost.of` (tests, embedding)."""
 
-    def __init__(self, environ: Mapping[str, str] | None = None, infos: list[PluginInfo] | None = None) -> None:
+    def __init__(
+        self,
+        environ: Mapping[str, str] | None = None,
+        infos: list[PluginInfo] | None = None,
+        *,
+        given: Mapping[str, object] | None = None,
+    ) -> None:
         self.environ = os.environ if environ is None else environ
         self.infos = discover(self.environ) if infos is None else infos
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs.AgentenvSpecs)
-        self._modules: dict[str, types.ModuleType] = {}
+        self._given = dict(given or {})
+        self._modules: dict[str, object] = {}
         self._imported = False
         self._loaded_kinds: set[str] = set()
-        self.registries: dict[str, dict[str, Entry]] = {kind: {} for kind in ALL_KINDS}
+        self.registries: dict[str, dict[str, Entry[Any]]] = {kind.name: {} for kind in kinds.ALL}
         for info in self.infos:
             if info.status == "ok":
                 found = info.requirement_problems
@@ -114,17 +125,33 @@ class PluginHost:
                 if info.problems:
                     info.status = "incompatible"
 
+    @classmethod
+    def of(cls, *plugins: object) -> PluginHost:
+        """A host of exactly these plugins (modules, or objects with `@hookimpl` methods): no entry points,
+        no requirement checks. Each is named by its `__name__` (or class name); its distribution is the one
+        that installed its top-level package, when there is one (plugin settings are looked up by it)."""
+        from importlib.metadata import packages_distributions
+
+        owners = packages_distributions()
+        infos, given = [], {}
+        for plugin in plugins:
+            name = getattr(plugin, "__name__", None) or type(plugin).__name__
+            dist = (owners.get(name.partition(".")[0]) or [name])[0]
+            infos.append(PluginInfo(name, dist, "0", name, [], requirement_problems=[]))
+            given[name] = plugin
+        return cls(environ={}, infos=infos, given=given)
+
     # ---- loading -----------------------------------------------------------------------------------
-    def load(self, kinds: Iterable[str] | None = None) -> PluginHost:
-        """Import compatible plugins (once) and fill the registries of `kinds` (default: all)."""
-        wanted = set(ALL_KINDS if kinds is None else kinds) - self._loaded_kinds
+    def load(self, wanted: Iterable[Kind[Any]] | None = None) -> PluginHost:
+        """Import compatible plugins (once) and fill the registries of `wanted` kinds (default: all)."""
+        names = {kind.name for kind in (kinds.ALL if wanted is None else wanted)} - self._loaded_kinds
         if not self._imported:
             self._imported = True
             for info in self.active():
                 self._import(info)
-        for kind in sorted(wanted):
-            self._collect(kind)
-            self._loaded_kinds.add(kind)
+        for name in sorted(names):
+            self._collect(kinds.BY_NAME[name])
+            self._loaded_kinds.add(name)
         return self
 
     def active(self) -> list[PluginInfo]:
@@ -140,6 +167,9 @@ class PluginHost:
             for key in [k for k, entry in registry.items() if entry.plugin == info.name]:
                 del registry[key]
         info.contributes.clear()
+
+    def _refuse(self, info: PluginInfo, status: str, code: str, message: str, fix: str) -> None:
+        self._fail(info, status, Problem(info.name, code, message, fix))
 
     def _import(self, info: PluginInfo) -> None:
         disable = f"or disable it: {DENY_VAR}={info.name}"
@@ -157,18 +187,11 @@ class PluginHost:
             )
             return
         try:
-            module = importlib.import_module(info.module)
+            module = self._given.get(info.name) or importlib.import_module(info.module)
         except Exception as exc:  # any error in third-party code must not take the CLI down
-            self._fail(
-                info,
-                "failed",
-                Problem(
-                    info.name,
-                    codes.IMPORT_FAILED,
-                    f"importing {info.module} ({info.dist} {info.version}) failed: {type(exc).__name__}: {exc}",
-                    f"pip install --force-reinstall {info.dist}, {disable}",
-                ),
-            )
+            failure = f"importing {info.module} ({info.dist} {info.version}) failed: {type(exc).__name__}: {exc}"
+            fix = f"pip install --force-reinstall {info.dist}, {disable}"
+            self._refuse(info, "failed", codes.IMPORT_FAILED, failure, fix)
             return
         hook_problem = self._hook_problem(module)
         if hook_problem:
@@ -181,23 +204,21 @@ class PluginHost:
         try:
             self.pm.register(module, name=info.name)
         except pluggy.PluginValidationError as exc:
-            self._fail(
-                info,
-                "failed",
-                Problem(
-                    info.name,
-                    codes.INVALID_HOOK,
-                    f"{info.module}: {' '.join(str(exc).split())}",
-                    f"match the hook's arguments in agentenv.hookspecs, {disable}",
-                ),
-            )
+            failure = f"{info.module}: {' '.join(str(exc).split())}"
+            fix = f"match the hook's arguments in agentenv.hookspecs, {disable}"
+            self._refuse(info, "failed", codes.INVALID_HOOK, failure, fix)
             return
         self._modules[info.name] = module
 
     @staticmethod
-    def _hook_problem(module: types.ModuleType) -> tuple[str, str] | None:
+    def _hook_problem(plugin: object) -> tuple[str, str] | None:
         """A function that looks like a hook but names none (a typo would otherwise be silently ignored)."""
-        for attr, value in vars(module).items():
+        if isinstance(plugin, types.ModuleType):
+            members = dict(vars(plugin))
+        else:
+            members = {attr: getattr(plugin, attr) for attr in dir(plugin) if attr.startswith("agentenv_")}
+        label = getattr(plugin, "__name__", None) or type(plugin).__name__
+        for attr, value in members.items():
             if not callable(value):
                 continue
             marked = getattr(value, f"{hookspecs.PROJECT}_impl", None) is not None
@@ -209,13 +230,12 @@ class PluginHost:
 
                 close = difflib.get_close_matches(spec_name, SPEC_NAMES, n=1)
                 hint = f"rename it to {close[0]}" if close else "rename it to a hook of agentenv.hookspecs"
-                return f"{module.__name__}.{attr} is not a hook of agentenv.hookspecs", hint
+                return f"{label}.{attr} is not a hook of agentenv.hookspecs", hint
         return None
 
-    def _collect(self, kind: str) -> None:
-        hook_name = KIND_TO_HOOK[kind]
-        caller = getattr(self.pm.hook, hook_name)
-        registry = self.registries[kind]
+    def _collect(self, kind: Kind[Any]) -> None:
+        caller = getattr(self.pm.hook, kind.hook)
+        registry = self.registries[kind.name]
         for info in self.active():
             module = self._modules.get(info.name)
             if module is None:
@@ -226,77 +246,57 @@ class PluginHost:
                 try:
                     items = list(impl.function() or [])
                 except Exception as exc:
-                    self._fail(
-                        info,
-                        "failed",
-                        Problem(
-                            info.name,
-                            codes.HOOK_FAILED,
-                            f"{hook_name} of {info.dist} raised {type(exc).__name__}: {exc}",
-                            f"pip install --force-reinstall {info.dist}, or disable it: {DENY_VAR}={info.name}",
-                        ),
-                    )
+                    failure = f"{kind.hook} of {info.dist} raised {type(exc).__name__}: {exc}"
+                    fix = f"pip install --force-reinstall {info.dist}, or disable it: {DENY_VAR}={info.name}"
+                    self._refuse(info, "failed", codes.HOOK_FAILED, failure, fix)
                     break
                 if not self._register_items(info, kind, items, registry):
                     break
 
-    def _register_items(self, info: PluginInfo, kind: str, items: list[Any], registry: dict[str, Entry]) -> bool:
+    def _register_items(
+        self, info: PluginInfo, kind: Kind[Any], items: list[Any], registry: dict[str, Entry[Any]]
+    ) -> bool:
         from agentenv.plugins.validate import validate_contribution  # imports base classes lazily
 
-        staged: list[Entry] = []
+        staged: list[Entry[Any]] = []
         for item in items:
             key, problem = validate_contribution(kind, item)
             target = item.target if isinstance(item, ClassRef) else ""
             if problem:
-                self._fail(
-                    info,
-                    "failed",
-                    Problem(
-                        info.name,
-                        codes.INVALID_CONTRIBUTION,
-                        f"{info.dist}: {problem}",
-                        f"fix or upgrade {info.dist}, or disable it: {DENY_VAR}={info.name}",
-                    ),
-                )
+                fix = f"fix or upgrade {info.dist}, or disable it: {DENY_VAR}={info.name}"
+                self._refuse(info, "failed", codes.INVALID_CONTRIBUTION, f"{info.dist}: {problem}", fix)
                 return False
             taken = registry.get(key) or next((e for e in staged if e.name == key), None)
             if taken:
-                self._fail(
-                    info,
-                    "skipped",
-                    Problem(
-                        info.name,
-                        codes.DUPLICATE_NAME,
-                        f"{kind[:-1].replace('_', ' ')} {key!r} from {info.dist} is already registered by "
-                        f"{taken.dist} (plugin {taken.plugin}); {info.name} was skipped",
-                        f"agentenv plugin remove {info.dist}, or disable one: {DENY_VAR}={info.name}",
-                    ),
-                )
+                failure = f"{kind.label} {key!r} from {info.dist} is already registered by {taken.dist} (plugin "
+                failure += f"{taken.plugin}); {info.name} was skipped"
+                fix = f"agentenv plugin remove {info.dist}, or disable one: {DENY_VAR}={info.name}"
+                self._refuse(info, "skipped", codes.DUPLICATE_NAME, failure, fix)
                 return False
             obj = None if target else item
             staged.append(Entry(key, obj, info.name, info.dist, target=target, kind=kind, info=info))
         for entry in staged:
             registry[entry.name] = entry
-        info.contributes.setdefault(kind, []).extend(e.name for e in staged)
+        info.contributes.setdefault(kind.name, []).extend(e.name for e in staged)
         return True
 
     # ---- access ------------------------------------------------------------------------------------
-    def registry(self, kind: str) -> dict[str, Entry]:
+    def registry(self, kind: Kind[T]) -> dict[str, Entry[T]]:
+        """Every contribution of `kind` by name (classes registered by `ClassRef` not imported yet)."""
         self.load([kind])
-        return self.registries[kind]
+        return cast("dict[str, Entry[T]]", self.registries[kind.name])
 
-    def get(self, kind: str, name: str) -> Any:
+    def get(self, kind: Kind[T], name: str) -> T:
         """The contribution `name` of `kind`, or a LookupError listing what is installed."""
         registry = self.registry(kind)
         if name in registry:
             return registry[name].obj
-        label = kind[:-1].replace("_", " ")
         known = ", ".join(sorted(registry)) or "none installed"
-        raise LookupError(f"no {label} named {name!r} (installed: {known}); see `agentenv plugin list`")
+        raise LookupError(f"no {kind.label} named {name!r} (installed: {known}); see `agentenv plugin list`")
 
-    def usable(self, kind: str) -> dict[str, Entry]:
+    def usable(self, kind: Kind[T]) -> dict[str, Entry[T]]:
         """The registry of `kind` with every class imported; broken ones are left out and recorded as problems."""
-        usable = {}
+        usable: dict[str, Entry[T]] = {}
         for name, entry in self.registry(kind).items():
             try:
                 entry.obj  # noqa: B018 - reading it imports and validates the class
@@ -307,7 +307,7 @@ class PluginHost:
 
     def resolve_all(self) -> PluginHost:
         """Import every contribution registered by name, so broken ones show up as plugin problems now."""
-        for kind in self.registries:
+        for kind in kinds.ALL:
             self.usable(kind)
         return self
 

@@ -10,9 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Annotated, Any
 
 import pytest
-from agentenv.env import Artifact, Env, ToolError, tool
-from agentenv.world.access import WorldToolAccess
-from agentenv.world.world import World
+from agentenv_runtime import Artifact, Env, ToolError, tool
+from agentenv_runtime.world.world import World, WorldToolAccess
 from pydantic import Field
 
 

@@ -8,9 +8,8 @@ import socket
 from typing import Any
 
 import pytest
-from agentenv.world.access import WorldToolAccess
-from agentenv.world.world import World
 from agentenv_agents.llm import LlmAgent, LlmAgentError
+from agentenv_runtime.world.world import World, WorldToolAccess
 from pydantic import ValidationError
 
 KEY = "sk-test-secret-123"

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from importlib.metadata import entry_points
 
-from agentenv.contracts import AgentKind
+from agentenv.contracts import AgentKind, kinds
 from agentenv.plugins.host import PluginHost
 from agentenv.plugins.validate import validate_contribution
 from agentenv_agents import plugin
@@ -23,7 +23,7 @@ def test_hook_returns_valid_agent_kinds() -> None:
     names = {}
     for cls in [ref.load() for ref in plugin.agentenv_register_agent_kinds()]:
         assert issubclass(cls, AgentKind)
-        key, problem = validate_contribution("agent_kinds", cls)
+        key, problem = validate_contribution(kinds.AGENT_KINDS, cls)
         assert problem is None, problem
         names[key] = cls.__name__
     assert names == {"scripted": "ScriptedAgent", "llm": "LlmAgent"}
@@ -31,7 +31,7 @@ def test_hook_returns_valid_agent_kinds() -> None:
 
 def test_kernel_loads_the_plugin() -> None:
     host = PluginHost(environ={"AGENTENV_PLUGINS": "agents"})
-    registry = host.registry("agent_kinds")
+    registry = host.registry(kinds.AGENT_KINDS)
     info = host.find("agentenv-agents")
     assert info is not None and info.status == "ok", info and info.problems
     assert registry["scripted"].obj.__name__ == "ScriptedAgent"

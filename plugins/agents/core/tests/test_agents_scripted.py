@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv.world.access import WorldToolAccess
-from agentenv.world.world import World
 from agentenv_agents.scripted import PolicyError, ScriptedAgent
+from agentenv_runtime.world.world import World, WorldToolAccess
 from pydantic import ValidationError
 
 DANA_POLICY = """

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from agentenv.env import Artifact
 from agentenv_email.env import EmailEnv
+from agentenv_runtime import Artifact
 
 START = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv.env import Artifact, ArtifactError
 from agentenv_email.env import EmailEnv
+from agentenv_runtime import Artifact, ArtifactError
 
 Ok = Callable[..., Any]
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "generate_artifacts.py"

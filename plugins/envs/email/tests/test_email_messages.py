@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from agentenv.contracts.trigger import Message
-from agentenv.env import ToolError
 from agentenv_email.env import EmailEnv
+from agentenv_runtime import ToolError
 
 Ok = Callable[..., Any]
 

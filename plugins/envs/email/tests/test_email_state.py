@@ -59,7 +59,7 @@ def test_fork_is_equal_then_independent(acme: EmailEnv, ok: Ok, dana_email: str)
 
 
 def test_export_loads_back(acme: EmailEnv, ok: Ok, dana_email: str) -> None:
-    from agentenv.env import Artifact
+    from agentenv_runtime import Artifact
 
     act(acme, ok, dana_email)
     data = acme.export()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agentenv.env import Artifact
-from agentenv.world.world import World
 from agentenv_email.env import EmailEnv
+from agentenv_runtime import Artifact
+from agentenv_runtime.world.world import World
 
 DANA = "dana.kim@example.com"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from agentenv.contracts.trigger import Message
-from agentenv.env import ToolError
 from agentenv_helpdesk import verify
 from agentenv_helpdesk.env import HelpdeskEnv
+from agentenv_runtime import ToolError
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -108,7 +108,7 @@ def test_generator_reproduces_packaged_artifacts():
 
 
 def test_load_refuses_artifact_of_another_env(make_env):
-    from agentenv.env import Artifact, ArtifactError
+    from agentenv_runtime import Artifact, ArtifactError
 
     env = make_env(None)
     with pytest.raises(ArtifactError, match="helpdesk"):

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-world_module = pytest.importorskip("agentenv.world.world")
+world_module = pytest.importorskip("agentenv_runtime.world.world")
 
 from agentenv_helpdesk import verify  # noqa: E402
 from agentenv_helpdesk.env import HelpdeskEnv  # noqa: E402

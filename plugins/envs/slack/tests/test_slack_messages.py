@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from agentenv.contracts.trigger import Message
-from agentenv.env import ToolError
+from agentenv_runtime import ToolError
 
 SAM_POST = "1795512600.000100"
 SAM_DETAILS = "1795512720.000100"

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from importlib.metadata import entry_points
 from typing import Any
 
-from agentenv.env import Artifact
+from agentenv_runtime import Artifact
 from agentenv_slack.env import SlackEnv
 
 SAM_POST = "1795512600.000100"

@@ -1,4 +1,4 @@
-"""The shared sandbox contract (agentenv.testing.sandboxes), run against the real docker engine."""
+"""The shared sandbox contract (agentenv_testing.sandboxes), run against the real docker engine."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from agentenv.contracts.sandbox import SandboxProvider
-from agentenv.testing.sandboxes import SandboxProviderConformance
 from agentenv_docker.provider import DockerProvider
+from agentenv_testing.sandboxes import SandboxProviderConformance
 
 pytestmark = pytest.mark.usefixtures("base_image")
 

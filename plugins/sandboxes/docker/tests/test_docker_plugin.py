@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agentenv.contracts import kinds
 from agentenv.plugins.host import PluginHost
 from agentenv_docker.base_image import host_mirror, host_suite, main
 from agentenv_docker.settings import build_command, is_local_base
@@ -18,9 +19,9 @@ def test_plugin_registers_provider_step_and_command() -> None:
     from agentenv_docker.provider import DockerProvider
     from agentenv_docker.step import RunDockerContainer
 
-    assert host.get("sandbox_providers", "docker") is DockerProvider
-    assert host.get("steps", "run_docker_container") is RunDockerContainer
-    assert "docker" in host.registry("cli_commands")
+    assert host.get(kinds.SANDBOX_PROVIDERS, "docker") is DockerProvider
+    assert host.get(kinds.STEPS, "run_docker_container") is RunDockerContainer
+    assert "docker" in host.registry(kinds.CLI_COMMANDS)
 
 
 def test_loading_the_plugin_does_not_import_the_docker_sdk() -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv.engine.task import TaskError
-from agentenv.testing.tasks import run_task
 from agentenv_docker.provider import DockerProvider
+from agentenv_runtime.engine.task import TaskError
+from agentenv_testing.tasks import run_task
 
 WEB_DOCKERFILE = """\
 FROM agentenv/base

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv.engine.task import TaskError
+from agentenv.contracts import kinds
 from agentenv.plugins.host import PluginHost
-from agentenv.testing.tasks import run_task, temporary_config
 from agentenv_docker.provider import DockerProvider
 from agentenv_docker.unit_tests import RunContainerUnitTestsVerifier
+from agentenv_runtime.engine.task import TaskError
+from agentenv_testing.tasks import run_task, temporary_config
 
 TESTS = """\
 import unittest
@@ -93,7 +94,7 @@ def test_missing_reward_file_and_timeout_score_zero(tmp_path: Path, provider: Do
 
 def test_registration_and_preflight(tmp_path: Path) -> None:
     host = PluginHost().load()
-    assert host.get("steps", "run_container_unit_tests_verifier") is RunContainerUnitTestsVerifier
+    assert host.get(kinds.STEPS, "run_container_unit_tests_verifier") is RunContainerUnitTestsVerifier
     assert RunContainerUnitTestsVerifier.verifier is True
     with pytest.raises(TaskError) as err:
         run(tmp_path, verifier(sandbox="ghost", command="true"))

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from agentenv.contracts.sandbox import SandboxProvider
-from agentenv.testing.sandboxes import SandboxProviderConformance
 from agentenv_e2b.provider import E2BProvider
 from agentenv_e2b_standin import E2BStandIn  # loaded by conftest.py
+from agentenv_testing.sandboxes import SandboxProviderConformance
 
 
 class TestE2BConformance(SandboxProviderConformance):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from agentenv.contracts.sandbox import SandboxProvider
-from agentenv.testing.sandboxes import SandboxProviderConformance
 from agentenv_e2b.provider import E2BProvider
+from agentenv_testing.sandboxes import SandboxProviderConformance
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("E2B_API_KEY"), reason="E2B_API_KEY is not set: live E2B tests need a real account"

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 from agentenv.contracts.sandbox import SandboxProvider
-from agentenv.testing.sandboxes import SandboxProviderConformance
 from agentenv_sandbox_local.inline import InlineProvider
 from agentenv_sandbox_local.process import ProcessProvider
+from agentenv_testing.sandboxes import SandboxProviderConformance
 
 
 class TestInlineConformance(SandboxProviderConformance):

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from importlib.metadata import entry_points
 
+from agentenv.contracts import kinds
 from agentenv.plugins.host import PluginHost
 from agentenv.plugins.validate import validate_contribution
 from agentenv_sandbox_local import plugin
@@ -24,7 +25,7 @@ def test_hook_returns_a_valid_provider() -> None:
     classes = [ref.load() for ref in plugin.agentenv_register_sandbox_providers()]
     assert classes == [InlineProvider, ProcessProvider]
     for cls in classes:
-        key, problem = validate_contribution("sandbox_providers", cls)
+        key, problem = validate_contribution(kinds.SANDBOX_PROVIDERS, cls)
         assert (key, problem) == (cls.name, None)
         assert cls.modes == frozenset({"container"})
 
@@ -34,7 +35,7 @@ def test_kernel_loads_the_plugin() -> None:
     info = host.find("agentenv-sandbox-local")
     assert info is not None and info.status == "ok", info and info.problems
     for name, cls in (("inline", InlineProvider), ("process", ProcessProvider)):
-        entry = host.registry("sandbox_providers")[name]
+        entry = host.registry(kinds.SANDBOX_PROVIDERS)[name]
         assert entry.obj is cls and entry.dist == "agentenv-sandbox-local"
 
 

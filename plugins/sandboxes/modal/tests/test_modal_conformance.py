@@ -1,4 +1,4 @@
-"""The shared sandbox contract (agentenv.testing.sandboxes), through the real `modal` SDK.
+"""The shared sandbox contract (agentenv_testing.sandboxes), through the real `modal` SDK.
 
 Against the local stand-in of Modal's server (tests/standin) always; against real Modal only when
 MODAL_TOKEN_ID is set in the environment (never in CI).
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from agentenv.contracts.sandbox import SandboxProvider
-from agentenv.testing.sandboxes import SandboxProviderConformance
 from agentenv_modal.provider import ModalProvider, ModalVmProvider
+from agentenv_testing.sandboxes import SandboxProviderConformance
 
 _LIVE = bool(os.environ.get("MODAL_TOKEN_ID"))
 _LIVE_SKIP = "live Modal tests need MODAL_TOKEN_ID (and MODAL_TOKEN_SECRET) in the environment"

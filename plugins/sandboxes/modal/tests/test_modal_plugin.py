@@ -6,6 +6,7 @@ import subprocess
 import sys
 from importlib.metadata import entry_points
 
+from agentenv.contracts import kinds
 from agentenv.plugins.host import PluginHost
 from agentenv.plugins.validate import validate_contribution
 from agentenv_modal import plugin
@@ -22,8 +23,8 @@ def test_entry_point_is_declared() -> None:
 def test_hook_returns_two_valid_providers() -> None:
     classes = [ref.load() for ref in plugin.agentenv_register_sandbox_providers()]
     assert classes == [ModalProvider, ModalVmProvider]
-    assert validate_contribution("sandbox_providers", ModalProvider) == ("modal", None)
-    assert validate_contribution("sandbox_providers", ModalVmProvider) == ("modal-vm", None)
+    assert validate_contribution(kinds.SANDBOX_PROVIDERS, ModalProvider) == ("modal", None)
+    assert validate_contribution(kinds.SANDBOX_PROVIDERS, ModalVmProvider) == ("modal-vm", None)
     assert ModalProvider.modes == frozenset({"container"})
     assert ModalVmProvider.modes == frozenset({"container", "vm"})
 
@@ -32,7 +33,7 @@ def test_kernel_loads_the_plugin() -> None:
     host = PluginHost(environ={"AGENTENV_PLUGINS": "modal"})
     info = host.find("agentenv-modal")
     assert info is not None and info.status == "ok", info and info.problems
-    providers = host.registry("sandbox_providers")
+    providers = host.registry(kinds.SANDBOX_PROVIDERS)
     assert providers["modal"].obj is ModalProvider and providers["modal-vm"].obj is ModalVmProvider
 
 

@@ -11,31 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv.testing.tasks import run_task
+from agentenv_testing.tasks import TaskRuns
 
 sys.path.insert(0, str(Path(__file__).parent))  # the tests import steps_taskkit (pytest runs in importlib mode)
 
 
-class Runs:
-    """Runs tasks against one temporary set of stores (so a later task sees an earlier one's objects)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def __call__(self, task: dict[str, Any] | Path, **kwargs: Any) -> dict[str, Any]:
-        return run_task(task, self.root, **kwargs)
-
-    def object(self, key: str) -> bytes:
-        return (self.root / "objects" / key).read_bytes()
-
-    def trajectory(self, record: dict[str, Any], world: str = "world") -> list[dict[str, Any]]:
-        raw = self.object(record["trajectories"][world])
-        return [json.loads(line) for line in raw.splitlines() if line.strip()]
-
-
 @pytest.fixture
-def runs(tmp_path: Path) -> Runs:
-    return Runs(tmp_path)
+def runs(tmp_path: Path) -> TaskRuns:
+    return TaskRuns(tmp_path)
 
 
 @pytest.fixture

@@ -5,17 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
-from agentenv.testing.tasks import temporary_config
+from agentenv_testing.tasks import temporary_config
 
 
 @pytest.fixture
 def inline_config(tmp_path):
     """A config whose inline sandboxes live under tmp_path (skip when agentenv-sandbox-local is missing)."""
-    if "inline" not in get_host().registry("sandbox_providers"):
+    if "inline" not in get_host().registry(kinds.SANDBOX_PROVIDERS):
         pytest.skip("no inline sandbox provider installed")
     config = temporary_config(tmp_path)
-    entry = get_host().registry("sandbox_providers")["inline"]
+    entry = get_host().registry(kinds.SANDBOX_PROVIDERS)["inline"]
     config.values["plugins"][entry.dist] = {
         "inline": {"state_dir": str(tmp_path / "state"), "root": str(tmp_path / "boxes")}
     }
@@ -25,7 +26,7 @@ def inline_config(tmp_path):
 @pytest.fixture
 def made(monkeypatch) -> dict[str, Any]:
     """Every resource a run registers, by step id (kept after the run ends)."""
-    from agentenv.engine.context import RunContext
+    from agentenv_runtime.engine.context import RunContext
 
     found: dict[str, Any] = {}
     original = RunContext.add_resource

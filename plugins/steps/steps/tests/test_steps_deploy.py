@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from agentenv.engine.task import TaskError
-from agentenv.env import Env
+from agentenv_runtime import Env
+from agentenv_runtime.engine.task import TaskError
 from agentenv_steps import deploy as deploy_module
 from steps_taskkit import calls, clock, deploy, prompt, scripted, task
 
@@ -191,7 +191,7 @@ def test_run_override_picks_the_sandbox_and_a_non_default_field_wins(runs, step,
 
 
 def test_config_sandbox_default_chain_is_used_when_the_step_leaves_the_default(runs, step, state_dir, tmp_path):
-    from agentenv.testing.tasks import temporary_config
+    from agentenv_testing.tasks import temporary_config
 
     config = temporary_config(tmp_path)
     config.values["sandbox"]["default"] = "modal,process"  # no Modal credentials here: modal passes
@@ -264,7 +264,7 @@ def test_preflight_names_step_and_field(runs, fields, where):
 
 
 def test_teardown_forgets_the_world(runs, monkeypatch):
-    from agentenv.engine.context import RunContext
+    from agentenv_runtime.engine.context import RunContext
 
     seen = {}
     original = RunContext.teardown_all

@@ -7,7 +7,7 @@ import json
 import socket
 
 import pytest
-from agentenv.engine.task import TaskError
+from agentenv_runtime.engine.task import TaskError
 from steps_morekit import inline_config, made, sandbox  # noqa: F401 - pytest fixtures
 from steps_taskkit import calls, deploy, prompt, scripted, task
 
@@ -17,9 +17,9 @@ from steps_taskkit import calls, deploy, prompt, scripted, task
 def operator_url():
     """A scripted 'human operator' served over A2A on loopback by agentenv-a2a."""
     pytest.importorskip("a2a")
-    from agentenv.world.build import build_world
     from agentenv_a2a.server import build_a2a_app, serve_a2a
     from agentenv_agents.scripted import ScriptedAgent
+    from agentenv_runtime.world.build import build_world
 
     world = build_world("slack", artifacts=["acme"])
     policy = {"turn": [{"actions": [{"say": "Operator here: approved ({{ prompt }})"}]}]}

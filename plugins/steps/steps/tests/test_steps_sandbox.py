@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from agentenv.engine.task import TaskError
+from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
-from agentenv.testing.tasks import temporary_config
+from agentenv_runtime.engine.task import TaskError
+from agentenv_testing.tasks import temporary_config
 from steps_taskkit import task
 
 
@@ -15,10 +16,10 @@ def sandbox(**fields):
 
 @pytest.fixture
 def inline_config(tmp_path):
-    if "inline" not in get_host().registry("sandbox_providers"):
+    if "inline" not in get_host().registry(kinds.SANDBOX_PROVIDERS):
         pytest.skip("no sandbox provider installed")
     config = temporary_config(tmp_path)
-    entry = get_host().registry("sandbox_providers")["inline"]
+    entry = get_host().registry(kinds.SANDBOX_PROVIDERS)["inline"]
     config.values["plugins"][entry.dist] = {
         "inline": {"state_dir": str(tmp_path / "state"), "root": str(tmp_path / "boxes")}
     }
@@ -26,7 +27,7 @@ def inline_config(tmp_path):
 
 
 def test_inline_sandbox_is_created_labelled_and_torn_down(runs, step, tmp_path, inline_config, monkeypatch):
-    from agentenv.engine.context import RunContext
+    from agentenv_runtime.engine.context import RunContext
 
     made = {}
     original = RunContext.add_resource

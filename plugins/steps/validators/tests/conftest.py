@@ -12,8 +12,9 @@ TESTS = str(Path(__file__).parent)
 if TESTS not in sys.path:
     sys.path.insert(0, TESTS)
 
+from agentenv.contracts import kinds
 from agentenv.plugins.host import Entry, PluginHost  # noqa: E402
-from agentenv.testing.tasks import run_task  # noqa: E402
+from agentenv_testing.tasks import run_task  # noqa: E402
 from validators_testkit import (  # noqa: E402
     BrokenNotesEnv,
     ExportStepForTests,
@@ -27,10 +28,10 @@ from validators_testkit import (  # noqa: E402
 def host() -> PluginHost:
     """The installed plugins, the test steps and the broken env."""
     fresh = PluginHost()
-    steps = fresh.registry("steps")
+    steps = fresh.registry(kinds.STEPS)
     for cls in (WorldStepForTests, OutputStepForTests, FailStepForTests, ExportStepForTests):
         steps[cls.name] = Entry(cls.name, cls, "validators-tests", "agentenv-validators-tests")
-    fresh.registry("envs")[BrokenNotesEnv.name] = Entry(
+    fresh.registry(kinds.ENVS)[BrokenNotesEnv.name] = Entry(
         BrokenNotesEnv.name, BrokenNotesEnv, "validators-tests", "agentenv-validators-tests"
     )
     return fresh

@@ -15,7 +15,7 @@ from validators_testkit import served
 BROKEN_ENV = '''
 from typing import Any
 
-from agentenv.env import Env, tool
+from agentenv_runtime import Env, tool
 
 
 class BrokenEnv(Env):

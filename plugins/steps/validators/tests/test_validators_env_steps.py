@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv.engine.task import TaskError
+from agentenv_runtime.engine.task import TaskError
 from validators_testkit import ALL, served, world_step
 
 CHECKS = (
@@ -95,7 +95,7 @@ def test_reset_empty_semantics_fail_against_agentenv_gateway(run: Any) -> None:
 
 
 def test_spec_file_mismatches_are_named(run: Any, tmp_path: Path) -> None:
-    from agentenv.world.build import build_world
+    from agentenv_runtime.world.build import build_world
 
     tools = build_world(["slack"]).list_tools()
     by_name = {t["name"]: json.loads(json.dumps(t)) for t in tools}
@@ -194,7 +194,7 @@ def test_preflight(run: Any, step: dict[str, Any], field: str, message: str) -> 
 def test_with_the_real_deploy_env_step(tmp_path: Path) -> None:
     """The validators read what agentenv-steps' deploy_env deploys (skipped when it is not installed)."""
     pytest.importorskip("agentenv_steps")
-    from agentenv.testing.tasks import run_task
+    from agentenv_testing.tasks import run_task
 
     deploy = {"id": "world", "type": "deploy_env", "envs": "helpdesk,email,slack", "artifacts": ["acme"]}
     record = run_task({"name": "validate", "steps": [deploy, *checks({"env": "world"})]}, tmp_path)

@@ -12,8 +12,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from agentenv.contracts import Step, StepFailed
-from agentenv.env import Env, tool
-from agentenv.world.build import build_world
+from agentenv_runtime import Env, tool
+from agentenv_runtime.world.build import build_world
+from agentenv_runtime.world.world import World
 from pydantic import BaseModel, ConfigDict, Field
 
 ACME = ["acme"]
@@ -93,7 +94,7 @@ class ExportStepForTests(Step):
     Settings = ExportSettings
 
     async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
-        world = ctx.world(settings.world)  # type: ignore[attr-defined]
+        world = ctx.resource(settings.world, World)
         return {"export": world.export(), "events": len(world.trajectory.events)}
 
 

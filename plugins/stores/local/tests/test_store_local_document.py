@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv.testing.stores import DocumentStoreConformance
 from agentenv_store_local._files import StoreFileError
 from agentenv_store_local.document import SqliteDocumentStore, json_equal
+from agentenv_testing.stores import DocumentStoreConformance
 from pydantic import ValidationError
 
 

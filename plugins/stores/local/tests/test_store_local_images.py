@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv.testing.stores import ImageStoreConformance
 from agentenv_store_local._files import StoreFileError
 from agentenv_store_local.images import LocalImageStore, check_ref
+from agentenv_testing.stores import ImageStoreConformance
 
 
 def make(root: Path) -> LocalImageStore:

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv.testing.stores import ObjectStoreConformance
 from agentenv_store_local._files import TMP_PREFIX
 from agentenv_store_local.objects import FilesystemObjectStore
+from agentenv_testing.stores import ObjectStoreConformance
 
 
 def make(root: Path) -> FilesystemObjectStore:

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from importlib.metadata import entry_points
 
-from agentenv.contracts import StoreBackend
+from agentenv.contracts import StoreBackend, kinds
 from agentenv.plugins.host import PluginHost
 from agentenv.plugins.validate import validate_contribution
 from agentenv_store_local import plugin
@@ -29,11 +29,11 @@ def test_entry_point_is_declared() -> None:
 def test_hook_returns_valid_backends() -> None:
     keys = {}
     for ref in plugin.agentenv_register_stores():
-        ref_key, problem = validate_contribution("stores", ref)
+        ref_key, problem = validate_contribution(kinds.STORES, ref)
         assert problem is None, problem
         cls = ref.load()
         assert issubclass(cls, StoreBackend)
-        key, problem = validate_contribution("stores", cls)
+        key, problem = validate_contribution(kinds.STORES, cls)
         assert (key, problem) == (ref_key, None)
         keys[key] = cls.__name__
     assert keys == EXPECTED
@@ -41,7 +41,7 @@ def test_hook_returns_valid_backends() -> None:
 
 def test_kernel_loads_the_plugin() -> None:
     host = PluginHost(environ={"AGENTENV_PLUGINS": "store-local"})
-    registry = host.registry("stores")
+    registry = host.registry(kinds.STORES)
     info = host.find("agentenv-store-local")
     assert info is not None and info.status == "ok", info and info.problems
     for key, class_name in EXPECTED.items():

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv.testing.stores import SecretStoreConformance
 from agentenv_store_local._files import StoreFileError
 from agentenv_store_local.secret import EnvSecretStore, normalize_key
+from agentenv_testing.stores import SecretStoreConformance
 
 PREFIX = "AGENTENV_TEST_SECRET_"  # no test leaves variables with this prefix set
 

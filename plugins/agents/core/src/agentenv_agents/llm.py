@@ -52,7 +52,7 @@ class LlmSettings(BaseModel):
     seed: int | None = None
 
 
-class LlmAgent(AgentKind):
+class LlmAgent(AgentKind[LlmSettings]):
     """A chat model with tool calling; the world's tools are offered as functions."""
 
     name = "llm"

@@ -124,7 +124,7 @@ class ScriptedSettings(BaseModel):
         return self
 
 
-class ScriptedAgent(AgentKind):
+class ScriptedAgent(AgentKind[ScriptedSettings]):
     """Replays a policy: each `respond()` runs the next `[[turn]]`'s actions against the world's tools."""
 
     name = "scripted"

@@ -12,7 +12,7 @@ import re
 from typing import Any, ClassVar
 
 from agentenv.contracts.trigger import Message
-from agentenv.env import Env, ToolError, tool
+from agentenv_runtime import Env, ToolError, tool
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_email import search

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from agentenv.env import ToolError
+from agentenv_runtime import ToolError
 
 from agentenv_email.arguments import SYSTEM_LABELS
 

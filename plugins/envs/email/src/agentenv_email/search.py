@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentenv.env import ToolError
+from agentenv_runtime import ToolError
 
 OPERATORS = ("from", "to", "subject", "label", "is", "has")
 

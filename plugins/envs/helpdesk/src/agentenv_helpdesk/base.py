@@ -10,7 +10,7 @@ import sqlite3
 from datetime import UTC
 from typing import Annotated, Any
 
-from agentenv.env import Env, ToolError
+from agentenv_runtime import Env, ToolError
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from agentenv_helpdesk.money import from_cents

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from agentenv.env import ToolError, tool
+from agentenv_runtime import ToolError, tool
 
 from agentenv_helpdesk.base import AccountId, DeskCore, Email, Note, OrderId, PaymentId
 from agentenv_helpdesk.money import Money, from_cents, to_cents

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from agentenv.contracts.trigger import Message
-from agentenv.env import ToolError
+from agentenv_runtime import ToolError
 
 from agentenv_helpdesk.commerce import CommerceDesk
 from agentenv_helpdesk.tickets import TicketDesk

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Annotated, Any
 
-from agentenv.env import ToolError, tool
+from agentenv_runtime import ToolError, tool
 from pydantic import Field
 
 from agentenv_helpdesk.base import Body, DeskCore, Email, Limit, OrderId, Subject, TicketId

@@ -26,7 +26,7 @@ Source = Queryable | WorldLike
 
 def _rows(target: Source, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
     """Run a read-only query on a helpdesk env, or on the `helpdesk` env of a world."""
-    env = target if hasattr(target, "query") else target.env("helpdesk")
+    env = target.env("helpdesk") if hasattr(target, "envs") else target
     rows: list[dict[str, Any]] = env.query(sql, params)
     return rows
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar
 
 from agentenv.contracts.trigger import Message
-from agentenv.env import ToolError, tool
+from agentenv_runtime import ToolError, tool
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_slack.schema import SCHEMA, SEARCH_TABLE

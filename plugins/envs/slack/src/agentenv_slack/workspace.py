@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from agentenv.env import Env, ToolError
+from agentenv_runtime import Env, ToolError
 
 from agentenv_slack.schema import SEARCH_TABLE
 from agentenv_slack.timestamps import iso, next_ts, ts_to_iso

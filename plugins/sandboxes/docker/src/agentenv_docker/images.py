@@ -249,7 +249,7 @@ def build_world_image(
             f"{' '.join(names)} \\\n"
             " && rm -rf /tmp/agentenv-wheels\n"
             f"ENV PATH={VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
-            f'LABEL agentenv.world.dists="{",".join(wanted)}"\n'
+            f'LABEL agentenv_runtime.world.dists="{",".join(wanted)}"\n'
         )
         log(f"building {tag} on {image}")
         return build_image(context, tag, image, settings=settings)

@@ -13,14 +13,20 @@ import posixpath
 import secrets
 import tarfile
 import threading
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from agentenv.contracts.sandbox import ExecResult, Sandbox
 
-from agentenv_docker.settings import SANDBOX
+from agentenv_docker.settings import SANDBOX, DockerSettings
 
-if TYPE_CHECKING:
-    from agentenv_docker.provider import DockerProvider
+
+class DockerProvider(Protocol):
+    """What a sandbox uses of the provider that made it (the engine client and the settings)."""
+
+    settings: DockerSettings
+
+    @property
+    def client(self) -> Any: ...
 
 TIMEOUT_EXIT = 124
 """Exit code of a command killed for running past its timeout (the same as coreutils `timeout`)."""

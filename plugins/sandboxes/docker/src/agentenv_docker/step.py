@@ -19,7 +19,7 @@ import urllib.request
 from typing import Any
 
 from agentenv.contracts.sandbox import SandboxSpec, SpecRefused
-from agentenv.contracts.step import Step, StepFailed
+from agentenv.contracts.step import Step, StepContext, StepFailed
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentenv_docker.settings import RUN, DockerSettings
@@ -73,13 +73,13 @@ class RunDockerContainerSettings(BaseModel):
         return self
 
 
-class RunDockerContainer(Step):
+class RunDockerContainer(Step[RunDockerContainerSettings]):
     name = "run_docker_container"
     description = "Build an image from a folder of the bundle and run it in a docker sandbox, waiting until ready."
     Settings = RunDockerContainerSettings
     creates_resources = True
 
-    async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
         assert isinstance(settings, RunDockerContainerSettings)
         step_id = ctx.step_id
         context = ctx.resolve_path(settings.context)

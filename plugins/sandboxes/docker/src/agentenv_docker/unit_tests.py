@@ -15,7 +15,7 @@ import asyncio
 import json
 from typing import Any
 
-from agentenv.contracts.step import Step, StepFailed
+from agentenv.contracts.step import Step, StepContext, StepFailed
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -32,7 +32,7 @@ class UnitTestsSettings(BaseModel):
     output_chars: int = Field(4000, ge=0, description="How much of the end of stdout/stderr to keep in the output.")
 
 
-class RunContainerUnitTestsVerifier(Step):
+class RunContainerUnitTestsVerifier(Step[UnitTestsSettings]):
     name = "run_container_unit_tests_verifier"
     description = "Run a test command in a container deployed earlier; score from its exit code or a reward file."
     Settings = UnitTestsSettings
@@ -53,10 +53,10 @@ class RunContainerUnitTestsVerifier(Step):
             problems.append(("command", "give the test command"))
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
         assert isinstance(settings, UnitTestsSettings)
         try:
-            box = ctx.resource(settings.sandbox)
+            box = ctx.resource(settings.sandbox, object)
         except StepFailed as exc:
             raise StepFailed(f"field `sandbox`: {exc}") from None
         if not all(callable(getattr(type(box), name, None)) for name in ("exec", "put_file", "get_file")):

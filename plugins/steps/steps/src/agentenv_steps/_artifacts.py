@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentenv.contracts import StepFailed
-from agentenv.env import Env
-from agentenv.env.artifact import Artifact, ArtifactError
+from agentenv.contracts import StepContext, StepFailed
+from agentenv_runtime import Env
+from agentenv_runtime.env.artifact import Artifact, ArtifactError
 
 STORE_PREFIX = "store:"
 _CACHE_SIZE = 32
@@ -134,7 +134,7 @@ def read_stored(objects: Any, key: str) -> Artifact:
     return _remember(_objects, digest, Artifact.from_bytes(raw, source=f"store:{key}"))
 
 
-def resolve(spec_text: str, env_classes: Mapping[str, type[Env]], ctx: Any) -> list[tuple[str, Artifact]]:
+def resolve(spec_text: str, env_classes: Mapping[str, type[Env]], ctx: StepContext) -> list[tuple[str, Artifact]]:
     """(env name, artifact) pairs that `spec_text` loads into a world of `env_classes`; StepFailed otherwise."""
     try:
         spec = parse_spec(spec_text)
@@ -180,7 +180,7 @@ def resolve(spec_text: str, env_classes: Mapping[str, type[Env]], ctx: Any) -> l
     return pairs
 
 
-def resolve_all(specs: list[str], env_classes: Mapping[str, type[Env]], ctx: Any) -> list[tuple[str, Artifact]]:
+def resolve_all(specs: list[str], env_classes: Mapping[str, type[Env]], ctx: StepContext) -> list[tuple[str, Artifact]]:
     """Every spec resolved in order, each artifact checked against the task's pins."""
     pairs = [pair for text in specs for pair in resolve(text, env_classes, ctx)]
     for _, artifact in pairs:

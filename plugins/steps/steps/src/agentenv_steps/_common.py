@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, TypeVar
 
-from agentenv.contracts import Step, StepFailed
+from agentenv.contracts import Step, StepContext, StepFailed
+from agentenv.plugins.host import PluginHost
+from agentenv_runtime.world.world import World
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 StrList = Annotated[list[str], BeforeValidator(lambda value: [value] if isinstance(value, str) else value)]
 """A list of strings that a task file may also give as one string (`artifacts = "acme"`)."""
+
+S = TypeVar("S", bound=BaseModel)
 
 
 class StepSettings(BaseModel):
@@ -34,20 +38,20 @@ def validation_message(exc: ValidationError, prefix: str = "") -> str:
     return "; ".join(parts)
 
 
-class CoreStep(Step):
+class CoreStep(Step[S]):
     """Base of this plugin's steps: `check` is the preflight; `own_id` is the running step's id."""
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
+    def preflight(self, settings: S, step_ids: list[str]) -> list[tuple[str, str]]:
         return self.check(settings, step_ids)
 
-    def check(self, settings: Any, step_ids: list[str]) -> list[tuple[str, str]]:
+    def check(self, settings: S, step_ids: list[str]) -> list[tuple[str, str]]:
         """Problems found before the task starts, as (field, message)."""
         return []
 
-    def own_id(self, ctx: Any) -> str:
+    def own_id(self, ctx: StepContext) -> str:
         """The id of the running step (`ctx.step_id`), which keys what it creates for later steps."""
-        found = getattr(ctx, "step_id", None)
-        if not found or not isinstance(found, str):
+        found = ctx.step_id
+        if not found:
             raise StepFailed(
                 f"{self.name}: the engine did not say which step is running (ctx.step_id is empty), so what it "
                 "creates cannot be registered for later steps; run it through the task engine"
@@ -55,16 +59,20 @@ class CoreStep(Step):
         return found
 
 
-def deployed_world(ctx: Any, step_id: str, field: str = "env") -> Any:
+def deployed_world(ctx: StepContext, step_id: str, field: str = "env") -> World:
     """The World an earlier deploy_env step made, or a StepFailed naming the field to fix."""
     try:
-        return ctx.world(step_id)
+        return ctx.resource(step_id, World)
     except StepFailed as exc:
         raise StepFailed(f"field `{field}`: {exc}") from None
-    except AttributeError:  # a context without `world()`: fall back to the resource itself
-        from agentenv.world.world import World
 
-        found = ctx.resource(step_id)
-        if not isinstance(found, World):
-            raise StepFailed(f"field `{field}`: step {step_id!r} did not deploy a world") from None
-        return found
+
+def plugin_host(ctx: StepContext) -> PluginHost:
+    """`ctx.host` as the `PluginHost` that the runtime's sandbox helpers (`create_in_chain`, …) take."""
+    host = ctx.host
+    if not isinstance(host, PluginHost):
+        raise StepFailed(
+            f"the run's plugin host is a {type(host).__name__}, not an agentenv PluginHost, so sandboxes cannot "
+            "be made; run the step through the task engine"
+        )
+    return host

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentenv.contracts import StepFailed
+from agentenv.contracts import StepContext, StepFailed
+
+if TYPE_CHECKING:
+    from agentenv_steps.agents import DeployedAgent
 
 TEMPLATE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 """`{{ ask.response }}`: the output `response` of step `ask`; `{{ seed }}` and `{{ run_id }}` too."""
@@ -32,12 +35,12 @@ class TornDown:
         )
 
 
-def deployed_agent(ctx: Any, step_id: str, field: str = "agent") -> Any:
+def deployed_agent(ctx: StepContext, step_id: str, field: str = "agent") -> DeployedAgent:
     """The DeployedAgent of a deploy_agent (or deploy_human_agent) step, or a StepFailed naming the field."""
     from agentenv_steps.agents import DeployedAgent
 
     try:
-        found = ctx.resource(step_id)
+        found = ctx.resource(step_id, object)
     except StepFailed as exc:
         raise StepFailed(f"field `{field}`: {exc}") from None
     if isinstance(found, TornDown):
@@ -50,10 +53,10 @@ def deployed_agent(ctx: Any, step_id: str, field: str = "agent") -> Any:
     return found
 
 
-def sandbox_of(ctx: Any, step_id: str, field: str) -> Any:
+def sandbox_of(ctx: StepContext, step_id: str, field: str) -> Any:
     """The sandbox a step made (deploy_sandbox, run_docker_container), or the one an agent was installed in."""
     try:
-        found = ctx.resource(step_id)
+        found = ctx.resource(step_id, object)
     except StepFailed as exc:
         raise StepFailed(f"field `{field}`: {exc}") from None
     if isinstance(found, TornDown):
@@ -89,7 +92,7 @@ def template_steps(value: Any) -> set[str]:
     return found
 
 
-def render(value: Any, ctx: Any, where: str) -> Any:
+def render(value: Any, ctx: StepContext, where: str) -> Any:
     """Fill templates from `ctx.outputs`. A string that is exactly one template keeps the value's type."""
     if isinstance(value, dict):
         return {key: render(item, ctx, f"{where}.{key}") for key, item in value.items()}
@@ -103,7 +106,7 @@ def render(value: Any, ctx: Any, where: str) -> Any:
     return TEMPLATE.sub(lambda m: _as_text(_lookup(m.group(1), ctx, where)), value)
 
 
-def _lookup(path: str, ctx: Any, where: str) -> Any:
+def _lookup(path: str, ctx: StepContext, where: str) -> Any:
     parts = path.split(".")
     if parts[0] == "seed" and len(parts) == 1:
         return ctx.seed

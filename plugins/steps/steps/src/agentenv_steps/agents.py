@@ -7,14 +7,15 @@ the run's plugin host, never imported, so this plugin works with whatever kinds 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentenv.config import ConfigError
-from agentenv.contracts import StepFailed, ToolAccess
-from agentenv.world.world import World
-from pydantic import BaseModel, Field, ValidationError
+from agentenv.contracts import AgentKind, StepContext, StepFailed, ToolAccess, kinds
+from agentenv_runtime.world.world import World
+from pydantic import Field, ValidationError
 
 from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message
 from agentenv_steps.reactions import AgentReactions
@@ -29,7 +30,7 @@ class DeployedAgent:
     """What deploy_agent leaves for later steps."""
 
     agent: Any
-    """The AgentKind instance."""
+    """The AgentKind instance; later steps attach what kinds may read (`skills`, `peers`, `card`)."""
     tools: ToolAccess
     role: str
     env: str
@@ -38,6 +39,8 @@ class DeployedAgent:
     world: World
     reactions: AgentReactions | None = None
     """Scripted reactions of the simulated user (register_agent_triggers), consulted by prompt_agent."""
+    sandbox: Any = None
+    """The sandbox install_agent put the agent in (collect_artifacts can then name the agent step)."""
 
 
 # ---- deploy_agent -----------------------------------------------------------------------------------
@@ -53,7 +56,7 @@ class DeployAgentSettings(StepSettings):
     model: str | None = Field(None, description="Model name, for kinds that take one (`--model` overrides it).")
 
 
-class DeployAgent(CoreStep):
+class DeployAgent(CoreStep[DeployAgentSettings]):
     name = "deploy_agent"
     description = "Deploy an agent of an installed kind into a world, as a role, with settings and a model."
     Settings = DeployAgentSettings
@@ -62,14 +65,12 @@ class DeployAgent(CoreStep):
     def check(self, settings: DeployAgentSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         return missing_step("env", settings.env, step_ids, "deploy_env")
 
-    def needs_model(self, settings: BaseModel) -> tuple[str, str] | None:
-        kind = getattr(settings, "kind", None)
-        options = getattr(settings, "settings", {}) or {}
-        if kind == "llm" and not (getattr(settings, "model", None) or options.get("model")):
+    def needs_model(self, settings: DeployAgentSettings) -> tuple[str, str] | None:
+        if settings.kind == "llm" and not (settings.model or settings.settings.get("model")):
             return "kind", "an `llm` agent"
         return None
 
-    async def execute(self, settings: DeployAgentSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: DeployAgentSettings, ctx: StepContext) -> dict[str, Any]:
         step_id = self.own_id(ctx)
         world: World = deployed_world(ctx, settings.env)
         if settings.role not in world.rbac.roles:
@@ -79,7 +80,7 @@ class DeployAgent(CoreStep):
             )
         kind, policy = choose_kind(settings, ctx)
         try:
-            kind_cls = ctx.host.get("agent_kinds", kind)
+            kind_cls = ctx.host.get(kinds.AGENT_KINDS, kind)
         except LookupError as exc:
             field = "kind" if settings.kind else "kind (chosen by default)"
             raise StepFailed(f"field `{field}`: {exc}") from None
@@ -108,21 +109,21 @@ def _settings_hint(message: str) -> str:
     return message
 
 
-def choose_kind(settings: DeployAgentSettings, ctx: Any) -> tuple[str, Path | None]:
+def choose_kind(settings: DeployAgentSettings, ctx: StepContext) -> tuple[str, Path | None]:
     """The agent kind, and the policy file the `--agent` override names (for scripted agents)."""
-    overrides = getattr(ctx, "overrides", None) or {}
+    overrides = ctx.overrides
     wanted = overrides.get("agent")
-    kinds = ctx.host.registry("agent_kinds")
-    policy = bundle_agent_file(str(wanted), ctx) if wanted and wanted not in kinds else None
-    if wanted and wanted not in kinds and policy is None:
+    agent_kinds = ctx.host.registry(kinds.AGENT_KINDS)
+    policy = bundle_agent_file(str(wanted), ctx) if wanted and wanted not in agent_kinds else None
+    if wanted and wanted not in agent_kinds and policy is None:
         raise StepFailed(
             f"the --agent override {wanted!r} is neither an installed agent kind "
-            f"({', '.join(sorted(kinds)) or 'none installed'}) nor a policy file agents/{wanted}.toml "
+            f"({', '.join(sorted(agent_kinds)) or 'none installed'}) nor a policy file agents/{wanted}.toml "
             "or .json in the bundle"
         )
     if settings.kind:
         kind = settings.kind
-    elif wanted and wanted in kinds:
+    elif wanted and wanted in agent_kinds:
         kind = str(wanted)
     elif policy is not None:
         kind = "scripted"
@@ -133,7 +134,7 @@ def choose_kind(settings: DeployAgentSettings, ctx: Any) -> tuple[str, Path | No
     return kind, policy if kind == "scripted" else None
 
 
-def bundle_agent_file(name: str, ctx: Any) -> Path | None:
+def bundle_agent_file(name: str, ctx: StepContext) -> Path | None:
     """`agents/<name>.toml|json` in the bundle (or a path to a policy file), if it exists."""
     candidates = [f"agents/{name}{suffix}" for suffix in POLICY_SUFFIXES]
     if name.endswith(POLICY_SUFFIXES):
@@ -146,7 +147,12 @@ def bundle_agent_file(name: str, ctx: Any) -> Path | None:
 
 
 def agent_options(
-    settings: DeployAgentSettings, ctx: Any, kind_cls: Any, policy: Path | None, *, implicit: bool
+    settings: DeployAgentSettings,
+    ctx: StepContext,
+    kind_cls: type[AgentKind[Any]],
+    policy: Path | None,
+    *,
+    implicit: bool,
 ) -> dict[str, Any]:
     """The kind's settings: the step's, with paths resolved, the seed, the system prompt and [model] filled in.
 
@@ -157,7 +163,7 @@ def agent_options(
     fields = kind_cls.Settings.model_fields
     options = dict(settings.settings)
     if implicit and set(options) - set(fields):  # settings meant for another kind go; a typo still fails
-        others = {f for entry in ctx.host.usable("agent_kinds").values() for f in entry.obj.Settings.model_fields}
+        others = {f for entry in ctx.host.usable(kinds.AGENT_KINDS).values() for f in entry.obj.Settings.model_fields}
         dropped = sorted((set(options) - set(fields)) & others)
         for key in dropped:
             del options[key]
@@ -175,7 +181,7 @@ def agent_options(
             options["system_prompt"] = settings.system_prompt
         else:
             ctx.log(f"deploy_agent: {kind_cls.name} takes no system prompt; `system_prompt` is unused")
-    overrides = getattr(ctx, "overrides", None) or {}
+    overrides = ctx.overrides
     for field in MODEL_FIELDS:
         if field not in fields:
             continue
@@ -186,8 +192,7 @@ def agent_options(
         )
         if value is None:
             try:  # ctx.setting resolves env: and secret: references (secrets from the secret store)
-                setting = getattr(ctx, "setting", None) or ctx.config.get
-                value = setting(f"model.{field}")
+                value = ctx.setting(f"model.{field}")
             except ConfigError as exc:
                 raise StepFailed(f"field `settings.{field}`: {exc}") from None
         if value is not None:
@@ -195,7 +200,7 @@ def agent_options(
     return options
 
 
-def _closer(agent: Any) -> Any:
+def _closer(agent: AgentKind[Any]) -> Callable[[], None]:
     def close() -> None:
         closing = getattr(agent, "close", None)
         if callable(closing):
@@ -206,9 +211,9 @@ def _closer(agent: Any) -> Any:
 
 # ---- prompt_agent -----------------------------------------------------------------------------------
 class SimulatedUser(StepSettings):
-    persona: str = Field("", description="Who the simulated user is (recorded with the conversation).")
+    persona: str = Field(default="", description="Who the simulated user is (recorded with the conversation).")
     turns: list[str] = Field(default_factory=list, description="What the user says next, one entry per turn.")
-    stop_when: str | None = Field(None, description="Regex on the agent's reply that ends the conversation.")
+    stop_when: str | None = Field(default=None, description="Regex on the agent's reply that ends the conversation.")
 
 
 class PromptAgentSettings(StepSettings):
@@ -218,12 +223,12 @@ class PromptAgentSettings(StepSettings):
     max_turns: int = Field(10, ge=1, le=10_000, description="At most this many agent answers.")
 
 
-def fill(text: str, ctx: Any) -> str:
+def fill(text: str, ctx: StepContext) -> str:
     """`{seed}` and `{run_id}` placeholders (other braces are left alone)."""
     return text.replace("{seed}", str(ctx.seed)).replace("{run_id}", str(ctx.run_id))
 
 
-class PromptAgent(CoreStep):
+class PromptAgent(CoreStep[PromptAgentSettings]):
     name = "prompt_agent"
     description = "Prompt a deployed agent and run it to completion; optionally more turns from a simulated user."
     Settings = PromptAgentSettings
@@ -237,8 +242,8 @@ class PromptAgent(CoreStep):
                 problems.append(("user.stop_when", f"not a regular expression: {exc}"))
         return problems
 
-    async def execute(self, settings: PromptAgentSettings, ctx: Any) -> dict[str, Any]:
-        deployed = ctx.resource(settings.agent)
+    async def execute(self, settings: PromptAgentSettings, ctx: StepContext) -> dict[str, Any]:
+        deployed = ctx.resource(settings.agent, object)
         if not isinstance(deployed, DeployedAgent):
             raise StepFailed(
                 f"field `agent`: step {settings.agent!r} did not deploy an agent "

@@ -9,7 +9,7 @@ import posixpath
 import re
 from typing import Any
 
-from agentenv.contracts import StepFailed
+from agentenv.contracts import StepContext, StepFailed
 from pydantic import Field, field_validator
 
 from agentenv_steps._common import CoreStep, StepSettings, StrList, missing_step
@@ -28,7 +28,7 @@ class SnapshotAgentStateSettings(StepSettings):
     )
 
 
-class SnapshotAgentState(CoreStep):
+class SnapshotAgentState(CoreStep[SnapshotAgentStateSettings]):
     name = "snapshot_agent_state"
     description = "Save an agent's state (conversation, saved values, skills, peers) as a JSON artifact."
     Settings = SnapshotAgentStateSettings
@@ -36,7 +36,7 @@ class SnapshotAgentState(CoreStep):
     def check(self, settings: SnapshotAgentStateSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         return missing_step("agent", settings.agent, step_ids, "deploy_agent")
 
-    async def execute(self, settings: SnapshotAgentStateSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: SnapshotAgentStateSettings, ctx: StepContext) -> dict[str, Any]:
         deployed = deployed_agent(ctx, settings.agent)
         agent = deployed.agent
         own = getattr(agent, "snapshot", None)
@@ -82,7 +82,7 @@ class CollectArtifactsSettings(StepSettings):
         return value
 
 
-class CollectArtifacts(CoreStep):
+class CollectArtifacts(CoreStep[CollectArtifactsSettings]):
     name = "collect_artifacts"
     description = "Copy deliverable files (globs) out of a sandbox into the object store under the run."
     Settings = CollectArtifactsSettings
@@ -90,7 +90,7 @@ class CollectArtifacts(CoreStep):
     def check(self, settings: CollectArtifactsSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         return missing_step("source", settings.source, step_ids, "deploy_sandbox")
 
-    async def execute(self, settings: CollectArtifactsSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: CollectArtifactsSettings, ctx: StepContext) -> dict[str, Any]:
         box = sandbox_of(ctx, settings.source, "source")
         listing: list[str] | None = None
         chosen: list[str] = []

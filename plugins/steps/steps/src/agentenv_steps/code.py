@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentenv.contracts import SandboxSpec, StepFailed
-from agentenv.sandboxes import RUN_LABEL, NoSandbox, create_in_chain
-from agentenv.world.world import World
+from agentenv.contracts import SandboxSpec, StepContext, StepFailed
+from agentenv_runtime.sandboxes import RUN_LABEL, NoSandbox, create_in_chain
+from agentenv_runtime.world.world import World
 from pydantic import Field
 
-from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step
+from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, plugin_host
 from agentenv_steps._refs import render, sandbox_of, template_steps
 
 CLI_TEMPLATE = (Path(__file__).parent / "cli_template.py.txt").read_text
@@ -33,7 +33,7 @@ class BuildMcpCliSettings(StepSettings):
     )
 
 
-class BuildMcpCli(CoreStep):
+class BuildMcpCli(CoreStep[BuildMcpCliSettings]):
     name = "build_mcp_cli"
     description = "Generate a stdlib-only command-line client for a world's tools (gateway REST) as an artifact."
     Settings = BuildMcpCliSettings
@@ -41,7 +41,7 @@ class BuildMcpCli(CoreStep):
     def check(self, settings: BuildMcpCliSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         return missing_step("env", settings.env, step_ids, "deploy_env")
 
-    async def execute(self, settings: BuildMcpCliSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: BuildMcpCliSettings, ctx: StepContext) -> dict[str, Any]:
         world: World = deployed_world(ctx, settings.env)
         if settings.role not in world.rbac.roles:
             raise StepFailed(f"field `role`: world {world.name!r} has no role {settings.role!r}")
@@ -122,7 +122,7 @@ class RunCodeSettings(StepSettings):
     timeout: float = Field(60.0, gt=0, description="Seconds the script may run.")
 
 
-class RunCode(CoreStep):
+class RunCode(CoreStep[RunCodeSettings]):
     name = "run_code"
     description = "Run a stored Python script's run(input) in a sandbox; its JSON result is the step's output."
     Settings = RunCodeSettings
@@ -133,7 +133,7 @@ class RunCode(CoreStep):
             problems += missing_step("input", step_id, step_ids, "earlier")
         return problems
 
-    async def execute(self, settings: RunCodeSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: RunCodeSettings, ctx: StepContext) -> dict[str, Any]:
         source = read_script(settings.script, ctx)
         data = render(settings.input, ctx, "input")
         try:
@@ -143,9 +143,10 @@ class RunCode(CoreStep):
         own = settings.sandbox is None
         if own:
             spec = SandboxSpec(labels={RUN_LABEL: ctx.run_id})
+            host = plugin_host(ctx)
             try:
                 box, provider, _ = await asyncio.to_thread(
-                    create_in_chain, settings.provider, spec, ctx.config, ctx.host, ctx.log
+                    create_in_chain, settings.provider, spec, ctx.config, host, ctx.log
                 )
             except NoSandbox as exc:
                 raise StepFailed(f"field `provider`: {exc}") from None
@@ -171,7 +172,7 @@ class RunCode(CoreStep):
         return {"result": out["result"], "stdout": done.stdout[-2000:], "provider": provider}
 
 
-def read_script(script: str, ctx: Any) -> bytes:
+def read_script(script: str, ctx: StepContext) -> bytes:
     if script.startswith("store:"):
         key = script.removeprefix("store:")
         try:

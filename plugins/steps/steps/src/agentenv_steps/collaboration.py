@@ -7,9 +7,10 @@ import asyncio
 import json
 import re
 import time
+from pathlib import Path
 from typing import Any, Literal
 
-from agentenv.contracts import StepFailed
+from agentenv.contracts import StepContext, StepFailed
 from pydantic import Field, field_validator, model_validator
 
 from agentenv_steps._common import CoreStep, StepSettings, missing_step
@@ -39,7 +40,7 @@ class AddSkillsSettings(StepSettings):
     skills: list[Skill] = Field(min_length=1, description="Skills: {name, text | store | cli}.")
 
 
-class AddSkills(CoreStep):
+class AddSkills(CoreStep[AddSkillsSettings]):
     name = "add_skills"
     description = "Give a deployed agent skills (inline, stored, or a generated CLI's usage)."
     Settings = AddSkillsSettings
@@ -50,7 +51,7 @@ class AddSkills(CoreStep):
             problems += missing_step(f"skills[{i}].cli", skill.cli, step_ids, "build_mcp_cli")
         return problems
 
-    async def execute(self, settings: AddSkillsSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: AddSkillsSettings, ctx: StepContext) -> dict[str, Any]:
         deployed = deployed_agent(ctx, settings.agent)
         added = [{"name": skill.name, "text": skill_text(skill, i, ctx)} for i, skill in enumerate(settings.skills)]
         agent = deployed.agent
@@ -74,7 +75,7 @@ class AddSkills(CoreStep):
         return {"skills": [s["name"] for s in skills], "added": [s["name"] for s in added], "applied": applied}
 
 
-def skill_text(skill: Skill, index: int, ctx: Any) -> str:
+def skill_text(skill: Skill, index: int, ctx: StepContext) -> str:
     if skill.text is not None:
         return fill(skill.text, ctx)
     if skill.cli is not None:
@@ -96,8 +97,9 @@ def skill_text(skill: Skill, index: int, ctx: Any) -> str:
         return text
     if isinstance(data, dict):
         for field in ("instructions", "text", "content", "description"):
-            if isinstance(data.get(field), str):
-                return data[field]
+            value = data.get(field)
+            if isinstance(value, str):
+                return value
     return text
 
 
@@ -141,7 +143,7 @@ class RegisterAgentTriggersSettings(StepSettings):
         return value
 
 
-class RegisterAgentTriggers(CoreStep):
+class RegisterAgentTriggers(CoreStep[RegisterAgentTriggersSettings]):
     name = "register_agent_triggers"
     description = "Script how the simulated person reacts to an agent: on turn N, a matching answer, a world trigger."
     Settings = RegisterAgentTriggersSettings
@@ -149,7 +151,7 @@ class RegisterAgentTriggers(CoreStep):
     def check(self, settings: RegisterAgentTriggersSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         return missing_step("agent", settings.agent, step_ids, "deploy_agent")
 
-    async def execute(self, settings: RegisterAgentTriggersSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: RegisterAgentTriggersSettings, ctx: StepContext) -> dict[str, Any]:
         deployed = deployed_agent(ctx, settings.agent)
         reactions = deployed.reactions
         if reactions is None:
@@ -169,20 +171,23 @@ class RegisterAgentTriggers(CoreStep):
 
 
 # ---- review -----------------------------------------------------------------------------------------
+Decision = Literal["approve", "abort"]
+
+
 class ReviewSettings(StepSettings):
     decision_file: str | None = Field(
         None,
         description="Path of a JSON file {decision: approve|abort, note} a human writes; relative = bundle folder; "
         "{run_id} is filled in.",
     )
-    auto: Literal["approve", "abort"] | None = Field(None, description="Decide without waiting (unattended runs).")
+    auto: Decision | None = Field(None, description="Decide without waiting (unattended runs).")
     message: str = Field("", description="What the reviewer should look at (logged while waiting).")
     timeout: float = Field(3600.0, gt=0, description="Seconds to wait for the decision file.")
-    on_timeout: Literal["approve", "abort"] = Field("abort", description="The decision when nobody decided in time.")
+    on_timeout: Decision = Field("abort", description="The decision when nobody decided in time.")
     poll_seconds: float = Field(0.5, gt=0, le=60, description="How often to look for the file.")
 
 
-class Review(CoreStep):
+class Review(CoreStep[ReviewSettings]):
     name = "review"
     description = "Human-in-the-loop gate: wait for approve/abort (a decision file, or `auto`); abort fails the task."
     Settings = ReviewSettings
@@ -192,7 +197,7 @@ class Review(CoreStep):
             return [("decision_file", "give `decision_file` (where the reviewer writes) or `auto` (approve|abort)")]
         return []
 
-    async def execute(self, settings: ReviewSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: ReviewSettings, ctx: StepContext) -> dict[str, Any]:
         if settings.auto is not None:
             decision, note, source = settings.auto, "decided by `auto`", "auto"
         else:
@@ -204,7 +209,7 @@ class Review(CoreStep):
         return {"decision": decision, "note": note, "source": source}
 
 
-async def wait_decision(path: Any, settings: ReviewSettings) -> tuple[str, str, str]:
+async def wait_decision(path: Path, settings: ReviewSettings) -> tuple[Decision, str, str]:
     deadline = time.monotonic() + settings.timeout
     problem = ""
     while True:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from agentenv.contracts import StepFailed
-from agentenv.env.artifact import Artifact
-from agentenv.world.world import World, WorldError
+from agentenv.contracts import StepContext, StepFailed
+from agentenv_runtime.env.artifact import Artifact
+from agentenv_runtime.world.world import World, WorldError
 from pydantic import Field
 
 from agentenv_steps import _artifacts
@@ -33,7 +33,7 @@ class LoadArtifactSettings(StepSettings):
     )
 
 
-class LoadArtifact(CoreStep):
+class LoadArtifact(CoreStep[LoadArtifactSettings]):
     name = "load_artifact"
     description = "Load artifacts (packaged, files, or stored by snapshot_env) into a deployed world."
     Settings = LoadArtifactSettings
@@ -43,7 +43,7 @@ class LoadArtifact(CoreStep):
             "artifacts", settings.artifacts
         )
 
-    async def execute(self, settings: LoadArtifactSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: LoadArtifactSettings, ctx: StepContext) -> dict[str, Any]:
         world: World = deployed_world(ctx, settings.env)
         classes = {name: type(env) for name, env in world.envs.items()}
         try:
@@ -69,7 +69,7 @@ class SnapshotEnvSettings(StepSettings):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Artifact name; objects go under artifacts/<name>/.")
 
 
-class SnapshotEnv(CoreStep):
+class SnapshotEnv(CoreStep[SnapshotEnvSettings]):
     name = "snapshot_env"
     description = "Save every env of a world as an artifact (plus the whole-world snapshot) in the object store."
     Settings = SnapshotEnvSettings
@@ -77,7 +77,7 @@ class SnapshotEnv(CoreStep):
     def check(self, settings: SnapshotEnvSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         return missing_step("env", settings.env, step_ids, "deploy_env")
 
-    async def execute(self, settings: SnapshotEnvSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: SnapshotEnvSettings, ctx: StepContext) -> dict[str, Any]:
         world: World = deployed_world(ctx, settings.env)
         artifacts = {}
         for env_name, env in world.envs.items():
@@ -109,7 +109,7 @@ class ResetEnvSettings(StepSettings):
     )
 
 
-class ResetEnv(CoreStep):
+class ResetEnv(CoreStep[ResetEnvSettings]):
     name = "reset_env"
     description = "Return a world to its loaded state, or restore a snapshot_env snapshot."
     Settings = ResetEnvSettings
@@ -119,7 +119,7 @@ class ResetEnv(CoreStep):
             "snapshot", settings.snapshot, step_ids, "snapshot_env"
         )
 
-    async def execute(self, settings: ResetEnvSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: ResetEnvSettings, ctx: StepContext) -> dict[str, Any]:
         world: World = deployed_world(ctx, settings.env)
         if settings.snapshot is None:
             world.reset()

@@ -25,16 +25,16 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from agentenv.contracts import StepFailed
-from agentenv.env import Env
-from agentenv.world.build import split_names
-from agentenv.world.clock import parse_time
-from agentenv.world.rbac import SYSTEM_ROLE
-from agentenv.world.world import GET_TIME, World, WorldError
+from agentenv.contracts import StepContext, StepFailed, kinds
+from agentenv_runtime import Env
+from agentenv_runtime.world.build import split_names
+from agentenv_runtime.world.clock import parse_time
+from agentenv_runtime.world.rbac import SYSTEM_ROLE
+from agentenv_runtime.world.world import GET_TIME, World, WorldError
 from pydantic import Field, ValidationError, field_validator
 
 from agentenv_steps import _artifacts
-from agentenv_steps._common import CoreStep, StepSettings, StrList, validation_message
+from agentenv_steps._common import CoreStep, StepSettings, StrList, plugin_host, validation_message
 from agentenv_steps.persona import llm_responder, model_settings
 
 INLINE = "inline"
@@ -87,7 +87,7 @@ class DeployEnvSettings(StepSettings):
         return value
 
 
-class DeployEnv(CoreStep):
+class DeployEnv(CoreStep[DeployEnvSettings]):
     name = "deploy_env"
     description = "Deploy a world: one or more envs with artifacts, roles and settings (forked from a cached template)."
     Settings = DeployEnvSettings
@@ -112,14 +112,14 @@ class DeployEnv(CoreStep):
             problems.append(("start", str(exc).removeprefix("start: ")))
         return problems
 
-    async def execute(self, settings: DeployEnvSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: DeployEnvSettings, ctx: StepContext) -> dict[str, Any]:
         step_id = self.own_id(ctx)
         chain = sandbox_chain(settings, ctx)
         classes = _env_classes(settings.envs, ctx)
         pairs = _artifacts.resolve_all(settings.artifacts, classes, ctx)
-        kinds = {name: entry.obj for name, entry in ctx.host.usable("trigger_kinds").items()}
+        trigger_kinds = {name: entry.obj for name, entry in ctx.host.usable(kinds.TRIGGER_KINDS).items()}
         if chain != [INLINE]:
-            served = await _deploy_served(settings, chain, classes, pairs, kinds, ctx, step_id)
+            served = await _deploy_served(settings, chain, classes, pairs, trigger_kinds, ctx, step_id)
             if served is not None:
                 return served
         key = (
@@ -127,11 +127,11 @@ class DeployEnv(CoreStep):
             tuple((env, artifact.sha256) for env, artifact in pairs),
             json.dumps({r: spec.model_dump() for r, spec in settings.roles.items()}, sort_keys=True),
             json.dumps(settings.settings, sort_keys=True, default=str),
-            tuple(sorted(kinds.items())),
+            tuple(sorted(trigger_kinds.items())),
         )
         template = _templates.get(key)
         if template is None:
-            template = _build_template(settings, classes, pairs, kinds)
+            template = _build_template(settings, classes, pairs, trigger_kinds)
             _templates[key] = template
             while len(_templates) > TEMPLATE_CACHE_SIZE:
                 _templates.popitem(last=False)
@@ -153,20 +153,20 @@ class DeployEnv(CoreStep):
         }
 
 
-def sandbox_chain(settings: DeployEnvSettings, ctx: Any) -> list[str]:
+def sandbox_chain(settings: DeployEnvSettings, ctx: StepContext) -> list[str]:
     """Provider names to try in order: the step's field when set, else `--sandbox`, else config
     `[sandbox] default`, else in process."""
     field = "sandbox"
     wanted = settings.sandbox
     configured = ctx.config.get("sandbox.default") or INLINE
-    if wanted == INLINE and (getattr(ctx, "overrides", None) or {}).get("sandbox"):
+    if wanted == INLINE and ctx.overrides.get("sandbox"):
         wanted, field = str(ctx.overrides["sandbox"]), "sandbox (from --sandbox)"
     elif wanted == INLINE and configured != INLINE:
         wanted, field = str(configured), "sandbox (from config [sandbox] default)"
     names = [part.strip() for part in wanted.split(",") if part.strip()]
     if not names:
         raise StepFailed(f"field `{field}`: {wanted!r} names no provider; use {INLINE!r}, process, docker or a chain")
-    providers = ctx.host.registry("sandbox_providers")
+    providers = ctx.host.registry(kinds.SANDBOX_PROVIDERS)
     unknown = [name for name in names if name != INLINE and name not in providers]
     if unknown:
         known = ", ".join(sorted(providers)) or "none installed"
@@ -177,13 +177,19 @@ def sandbox_chain(settings: DeployEnvSettings, ctx: Any) -> list[str]:
     return names
 
 
-def _env_classes(names: list[str], ctx: Any) -> dict[str, type[Env]]:
-    classes = {}
+def _env_classes(names: list[str], ctx: StepContext) -> dict[str, type[Env]]:
+    classes: dict[str, type[Env]] = {}
     for name in names:
         try:
-            classes[name] = ctx.host.get("envs", name)
+            cls = ctx.host.get(kinds.ENVS, name)
         except LookupError as exc:
             raise StepFailed(f"field `envs`: {exc}") from None
+        if not issubclass(cls, Env):
+            dist = ctx.host.registry(kinds.ENVS)[name].dist
+            raise StepFailed(
+                f"field `envs`: env {name!r} of {dist} is not an agentenv_runtime.Env; worlds compose only those"
+            )
+        classes[name] = cls
     return classes
 
 
@@ -231,7 +237,7 @@ def _build_template(
     return world
 
 
-def _teardown(ctx: Any, step_id: str, world: World) -> Any:
+def _teardown(ctx: StepContext, step_id: str, world: World) -> Any:
     """Nothing runs outside the process; forget the world so its memory goes with the run."""
 
     def drop() -> None:
@@ -259,7 +265,7 @@ WAIT_SCRIPT = f'while [ ! -e {WORLD_DIR}/ready ]; do sleep 0.02; done; exec "$@"
 
 def _gateway_client() -> Any:
     try:
-        from agentenv_gateway import client
+        from agentenv_gateway.api import client
     except ImportError:
         raise StepFailed(
             "field `sandbox`: serving a world from a sandbox needs agentenv-gateway; install it with "
@@ -325,14 +331,14 @@ class ServePlan:
         return ["sh", "-c", WAIT_SCRIPT, "agentenv-serve", *serve]
 
 
-def world_dists(classes: dict[str, type[Env]], ctx: Any) -> list[str]:
+def world_dists(classes: dict[str, type[Env]], ctx: StepContext) -> list[str]:
     """The distributions a served world needs inside an image: kernel, gateway, its envs, trigger kinds, stores."""
     import importlib.metadata
 
     wanted = ["agentenv-kernel", "agentenv-gateway"]
-    envs = ctx.host.registry("envs")
+    envs = ctx.host.registry(kinds.ENVS)
     wanted += [envs[name].dist for name in classes if name in envs]
-    wanted += [entry.dist for entry in ctx.host.registry("trigger_kinds").values()]
+    wanted += [entry.dist for entry in ctx.host.registry(kinds.TRIGGER_KINDS).values()]
     try:
         importlib.metadata.version("agentenv-store-local")
         wanted.append("agentenv-store-local")
@@ -341,9 +347,9 @@ def world_dists(classes: dict[str, type[Env]], ctx: Any) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
-async def _world_image(classes: dict[str, type[Env]], ctx: Any, step_id: str) -> tuple[str, float]:
+async def _world_image(classes: dict[str, type[Env]], ctx: StepContext, step_id: str) -> tuple[str, float]:
     """(tag, seconds spent building: 0 when it existed) of the docker world image."""
-    from agentenv_docker.images import ensure_world_image
+    from agentenv_docker.api import ensure_world_image
 
     dists = world_dists(classes, ctx)
     started = time.perf_counter()
@@ -354,8 +360,8 @@ async def _world_image(classes: dict[str, type[Env]], ctx: Any, step_id: str) ->
     return tag, seconds
 
 
-def _docker_settings(ctx: Any) -> dict[str, Any]:
-    entry = ctx.host.registry("sandbox_providers").get("docker")
+def _docker_settings(ctx: StepContext) -> dict[str, Any]:
+    entry = ctx.host.registry(kinds.SANDBOX_PROVIDERS).get("docker")
     settings: dict[str, Any] = ctx.config.plugin_settings(entry.dist).get("docker") or {} if entry else {}
     return settings
 
@@ -377,12 +383,12 @@ async def _deploy_served(
     classes: dict[str, type[Env]],
     pairs: list[tuple[str, Any]],
     kinds: dict[str, Any],
-    ctx: Any,
+    ctx: StepContext,
     step_id: str,
 ) -> dict[str, Any] | None:
     """Serve the world from the first provider of `chain` that can; None when the chain falls back to in process."""
     from agentenv.contracts import SandboxSpec
-    from agentenv.sandboxes import RUN_LABEL, NoSandbox, create_in_chain, make_provider
+    from agentenv_runtime.sandboxes import RUN_LABEL, NoSandbox, create_in_chain, make_provider
 
     client = _gateway_client()
     if RESERVED_SERVED_ROLE in settings.roles:
@@ -397,13 +403,14 @@ async def _deploy_served(
         raise StepFailed(f"field `envs`: {exc}") from None
     plan = ServePlan(settings, classes, pairs, ctx.seed)
     labels = {RUN_LABEL: ctx.run_id, "agentenv.step": step_id}
+    host = plugin_host(ctx)
     passed: list[str] = []
     for name in chain:
         if name == INLINE:
             ctx.log(f"{step_id}: serving passed to in process ({'; '.join(passed)})")
             return None
         try:
-            provider = make_provider(name, ctx.config, ctx.host)
+            provider = make_provider(name, ctx.config, host)
         except LookupError as exc:
             passed.append(f"{name}: {exc}")
             continue
@@ -427,7 +434,7 @@ async def _deploy_served(
         spec = SandboxSpec(image=image, command=command, env=plan.env, ports=[SERVE_PORT], labels=labels)
         try:
             # Not in a thread: once it exists, the sandbox is registered for teardown before anything can cancel.
-            sandbox, served, _ = create_in_chain(name, spec, ctx.config, ctx.host, ctx.log)
+            sandbox, served, _ = create_in_chain(name, spec, ctx.config, host, ctx.log)
         except NoSandbox as exc:
             passed.append(str(exc).removeprefix(f"no provider in {name!r} could create the sandbox: "))
             continue
@@ -462,7 +469,7 @@ async def _start_served(
     envs: list[Env],
     settings: DeployEnvSettings,
     kinds: dict[str, Any],
-    ctx: Any,
+    ctx: StepContext,
     client: Any,
     step_id: str,
 ) -> Any:

@@ -10,8 +10,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from agentenv.contracts import StepFailed
-from agentenv.world.world import World
+from agentenv.contracts import StepContext, StepFailed, kinds
+from agentenv_runtime.world.world import World
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentenv_steps._common import CoreStep, StepSettings, StrList, deployed_world, missing_step
@@ -33,7 +33,7 @@ class DeployHumanAgentSettings(StepSettings):
     headers: dict[str, str] = Field(default_factory=dict, description="HTTP headers for every request (auth).")
 
 
-class DeployHumanAgent(CoreStep):
+class DeployHumanAgent(CoreStep[DeployHumanAgentSettings]):
     name = "deploy_human_agent"
     description = "Register a human operator's A2A endpoint as an agent that prompts and peers can talk to."
     Settings = DeployHumanAgentSettings
@@ -42,7 +42,7 @@ class DeployHumanAgent(CoreStep):
     def check(self, settings: DeployHumanAgentSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         return missing_step("env", settings.env, step_ids, "deploy_env")
 
-    async def execute(self, settings: DeployHumanAgentSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: DeployHumanAgentSettings, ctx: StepContext) -> dict[str, Any]:
         step_id = self.own_id(ctx)
         world: World = deployed_world(ctx, settings.env)
         if settings.role not in world.rbac.roles:
@@ -53,7 +53,7 @@ class DeployHumanAgent(CoreStep):
         if problems:
             raise StepFailed(f"field `url`: the agent card at {base}{CARD_PATH} is not usable: {'; '.join(problems)}")
         try:
-            kind_cls = ctx.host.get("agent_kinds", "a2a")
+            kind_cls = ctx.host.get(kinds.AGENT_KINDS, "a2a")
         except LookupError:
             raise StepFailed(
                 "the `a2a` agent kind is not installed, so the operator cannot be talked to; "
@@ -62,8 +62,8 @@ class DeployHumanAgent(CoreStep):
         agent = kind_cls(
             kind_cls.Settings.model_validate({"url": base, "timeout": settings.timeout, "headers": settings.headers})
         )
-        agent.card = card  # what the operator's endpoint says about itself, for later steps
         deployed = DeployedAgent(agent, world.tool_access(settings.role), settings.role, settings.env, "a2a", world)
+        deployed.agent.card = card  # what the operator's endpoint says about itself, for later steps
         ctx.add_resource(step_id, deployed, None)
         return {
             "kind": "a2a",
@@ -143,7 +143,7 @@ class InstallAgentSettings(StepSettings):
         return value
 
 
-class InstallAgent(CoreStep):
+class InstallAgent(CoreStep[InstallAgentSettings]):
     name = "install_agent"
     description = "Install an agent into an existing sandbox from its install declaration (files, then commands)."
     Settings = InstallAgentSettings
@@ -155,7 +155,7 @@ class InstallAgent(CoreStep):
             problems.append(("install", "give exactly one of `install` (inline) or `declaration` (a file)"))
         return problems
 
-    async def execute(self, settings: InstallAgentSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: InstallAgentSettings, ctx: StepContext) -> dict[str, Any]:
         box = sandbox_of(ctx, settings.sandbox, "sandbox")
         declaration = settings.install or read_declaration(ctx.resolve_path(str(settings.declaration)))
         written: list[str] = []
@@ -195,7 +195,7 @@ def read_declaration(path: Path) -> InstallDeclaration:
         raise StepFailed(f"field `declaration`: {path}: {exc}") from None
 
 
-def file_contents(target: str, value: str, ctx: Any) -> list[tuple[str, bytes]]:
+def file_contents(target: str, value: str, ctx: StepContext) -> list[tuple[str, bytes]]:
     """(path in the sandbox, bytes) for one `files` entry: literal text, a bundle file, or a whole folder."""
     if not value.startswith("file:"):
         return [(target, value.encode())]
@@ -218,7 +218,7 @@ class TeardownSandboxesSettings(StepSettings):
     )
 
 
-class TeardownSandboxes(CoreStep):
+class TeardownSandboxes(CoreStep[TeardownSandboxesSettings]):
     name = "teardown_sandboxes"
     description = "Tear down named steps' sandboxes, worlds or agents mid-run; never fails the task."
     Settings = TeardownSandboxesSettings
@@ -227,12 +227,12 @@ class TeardownSandboxes(CoreStep):
         what = "deploy_sandbox, deploy_env or deploy_agent"
         return [problem for target in settings.targets for problem in missing_step("targets", target, step_ids, what)]
 
-    async def execute(self, settings: TeardownSandboxesSettings, ctx: Any) -> dict[str, Any]:
-        me = getattr(ctx, "step_id", "") or self.name
+    async def execute(self, settings: TeardownSandboxesSettings, ctx: StepContext) -> dict[str, Any]:
+        me = ctx.step_id or self.name
         torn, errors, absent, saved = [], [], [], {}
         for target in settings.targets:
             try:
-                found = ctx.resource(target)
+                found = ctx.resource(target, object)
             except StepFailed:
                 absent.append(target)
                 continue
@@ -259,7 +259,7 @@ class TeardownSandboxes(CoreStep):
         return {"torn_down": torn, "not_found": absent, "errors": errors, "trajectories": saved}
 
 
-def _take_teardowns(ctx: Any, step_id: str) -> list[Any]:
+def _take_teardowns(ctx: StepContext, step_id: str) -> list[Any]:
     """Remove the step's registered teardowns from the run (so they do not run twice), newest first."""
     teardowns = getattr(ctx, "teardowns", None)
     if not isinstance(teardowns, list):
@@ -281,7 +281,7 @@ class PeerAgentsSettings(StepSettings):
     mutual: bool = Field(False, description="Also let every listed peer message the agent that lists it.")
 
 
-class PeerAgents(CoreStep):
+class PeerAgents(CoreStep[PeerAgentsSettings]):
     name = "peer_agents"
     description = "Tell agents which other agents they may message; agents get a `message_peer` tool."
     Settings = PeerAgentsSettings
@@ -296,7 +296,7 @@ class PeerAgents(CoreStep):
                     problems.append((f"peers.{agent}", "an agent cannot be its own peer"))
         return problems
 
-    async def execute(self, settings: PeerAgentsSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: PeerAgentsSettings, ctx: StepContext) -> dict[str, Any]:
         table: dict[str, list[str]] = {agent: list(peers) for agent, peers in settings.peers.items()}
         if settings.mutual:
             for agent, peers in list(table.items()):

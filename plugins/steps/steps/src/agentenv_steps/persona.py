@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentenv.config import ConfigError
-from agentenv.contracts import Message, StepFailed
+from agentenv.contracts import Message, StepContext, StepFailed
 
 PERSONA_PROMPT = (
     "You are {persona}, a person in a simulated world. Someone wrote to you:\n\n{message}\n\n"
@@ -16,7 +16,7 @@ PERSONA_PROMPT = (
 )
 
 
-def model_settings(ctx: Any) -> dict[str, Any] | None:
+def model_settings(ctx: StepContext) -> dict[str, Any] | None:
     """base_url, model and api_key from `--model` and config `[model]`; None when no model is configured."""
     try:
         base_url = ctx.setting("model.base_url")

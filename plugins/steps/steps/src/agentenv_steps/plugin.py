@@ -1,11 +1,10 @@
-"""Entry module of `agentenv-steps`: registers the step types and the `hello` bundle.
+"""Entry module of `agentenv-steps`: registers the step types, verifiers included.
 
 Step classes are registered by name (`ClassRef`): a run imports only the step types its task uses.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from agentenv.hookspecs import hookimpl
@@ -13,7 +12,7 @@ from agentenv.hookspecs import hookimpl
 
 @hookimpl
 def agentenv_register_steps() -> list[Any]:
-    """The lifecycle, data, world-rule, agent, sandbox, capture and code step types."""
+    """The lifecycle, data, world-rule, agent, sandbox, capture, code and verifier step types."""
     from agentenv.contracts.ref import ClassRef
 
     return [
@@ -39,13 +38,11 @@ def agentenv_register_steps() -> list[Any]:
         ClassRef("collect_artifacts", "agentenv_steps.capture:CollectArtifacts"),
         ClassRef("build_mcp_cli", "agentenv_steps.code:BuildMcpCli"),
         ClassRef("run_code", "agentenv_steps.code:RunCode"),
+        # verifiers: each returns `score`, `rows` and `passed`; the task's score comes from them
+        ClassRef("env_outcome_verifier", "agentenv_steps.verifiers.env_outcome:EnvOutcomeVerifier"),
+        ClassRef("agent_prompt_response_verifier", "agentenv_steps.verifiers.response:AgentPromptResponseVerifier"),
+        ClassRef("rubrics_verifier", "agentenv_steps.verifiers.rubrics:RubricsVerifier"),
+        ClassRef("verify_sandbox", "agentenv_steps.verifiers.sandbox:VerifySandbox"),
+        ClassRef("aggregate_verifiers", "agentenv_steps.verifiers.aggregate:AggregateVerifiers"),
     ]
 
-
-@hookimpl
-def agentenv_register_bundles() -> list[Any]:
-    """`hello`: a first task that runs offline (Slack + a scripted agent)."""
-    from agentenv.contracts import BundleRef
-
-    folder = Path(__file__).parent / "bundles" / "hello"
-    return [BundleRef("hello", folder, "A scripted agent says hello in Slack #general; runs offline.")]

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from agentenv.contracts import StepFailed
-from agentenv.world.clock import MAX_RATE, parse_time
-from agentenv.world.rbac import SYSTEM_ROLE
-from agentenv.world.triggers import BUILTIN_TRIGGER_KINDS, TriggerDef
-from agentenv.world.world import GET_TIME, World, WorldError
+from agentenv.contracts import StepContext, StepFailed
+from agentenv_runtime.world.clock import MAX_RATE, parse_time
+from agentenv_runtime.world.rbac import SYSTEM_ROLE
+from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS, TriggerDef
+from agentenv_runtime.world.world import GET_TIME, World, WorldError
 from pydantic import Field, ValidationError
 
 from agentenv_steps._common import CoreStep, StepSettings, StrList, deployed_world, missing_step, validation_message
@@ -36,7 +36,7 @@ class SyncEnvClockSettings(StepSettings):
     run_until: str | None = Field(None, description="Then run event by event until this ISO time.")
 
 
-class SyncEnvClock(CoreStep):
+class SyncEnvClock(CoreStep[SyncEnvClockSettings]):
     name = "sync_env_clock"
     description = "Set the world's virtual clock (start, mode, rate, zone); optionally advance or run until a time."
     Settings = SyncEnvClockSettings
@@ -60,7 +60,7 @@ class SyncEnvClock(CoreStep):
             problems.append(("run_until", f"{settings.run_until} is before start {settings.start}; time only moves on"))
         return problems
 
-    async def execute(self, settings: SyncEnvClockSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: SyncEnvClockSettings, ctx: StepContext) -> dict[str, Any]:
         world: World = deployed_world(ctx, settings.env)
         try:
             world.set_clock(settings.start, mode=settings.mode, rate=settings.rate, timezone=settings.timezone)
@@ -106,7 +106,7 @@ def trigger_problems(index: int, raw: dict[str, Any]) -> list[tuple[str, str]]:
     return []
 
 
-class RegisterEnvTriggers(CoreStep):
+class RegisterEnvTriggers(CoreStep[RegisterEnvTriggersSettings]):
     name = "register_env_triggers"
     description = "Register world triggers (time, tool call, state, persona) with their actions."
     Settings = RegisterEnvTriggersSettings
@@ -122,7 +122,7 @@ class RegisterEnvTriggers(CoreStep):
             seen.add(trigger_id)
         return problems
 
-    async def execute(self, settings: RegisterEnvTriggersSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: RegisterEnvTriggersSettings, ctx: StepContext) -> dict[str, Any]:
         world: World = deployed_world(ctx, settings.env)
         added: list[str] = []
         for index, raw in enumerate(settings.triggers):
@@ -144,7 +144,7 @@ class ModifyEnvToolAccessSettings(StepSettings):
     disable: StrList = Field(default_factory=list, description="Tools the role may no longer call or see.")
 
 
-class ModifyEnvToolAccess(CoreStep):
+class ModifyEnvToolAccess(CoreStep[ModifyEnvToolAccessSettings]):
     name = "modify_env_tool_access"
     description = "Enable or disable tools for a role mid-run (recorded in the trajectory)."
     Settings = ModifyEnvToolAccessSettings
@@ -160,7 +160,7 @@ class ModifyEnvToolAccess(CoreStep):
             problems.append(("role", f"{SYSTEM_ROLE!r} is the world rules' own role and always has every tool"))
         return problems
 
-    async def execute(self, settings: ModifyEnvToolAccessSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: ModifyEnvToolAccessSettings, ctx: StepContext) -> dict[str, Any]:
         world: World = deployed_world(ctx, settings.env)
         for field in ("enable", "disable"):
             unknown = [t for t in getattr(settings, field) if t not in world.tools and t != GET_TIME]

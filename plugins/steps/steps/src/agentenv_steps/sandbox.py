@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agentenv.contracts import SandboxSpec, StepFailed
-from agentenv.sandboxes import RUN_LABEL, NoSandbox, create_in_chain
+from agentenv.contracts import SandboxSpec, StepContext, StepFailed
+from agentenv_runtime.sandboxes import RUN_LABEL, NoSandbox, create_in_chain
 from pydantic import Field, ValidationError, field_validator
 
-from agentenv_steps._common import CoreStep, StepSettings, validation_message
+from agentenv_steps._common import CoreStep, StepSettings, plugin_host, validation_message
 
 
 class DeploySandboxSettings(StepSettings):
@@ -36,13 +36,13 @@ class DeploySandboxSettings(StepSettings):
         return value
 
 
-class DeploySandbox(CoreStep):
+class DeploySandbox(CoreStep[DeploySandboxSettings]):
     name = "deploy_sandbox"
     description = "Create a bare sandbox (container or VM) with a provider; torn down when the run ends."
     Settings = DeploySandboxSettings
     creates_resources = True
 
-    async def execute(self, settings: DeploySandboxSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: DeploySandboxSettings, ctx: StepContext) -> dict[str, Any]:
         step_id = self.own_id(ctx)
         chain = settings.provider or ctx.config.get("sandbox.default") or "inline"
         field = "provider" if settings.provider else "provider (from config sandbox.default)"
@@ -52,9 +52,10 @@ class DeploySandbox(CoreStep):
             )
         except ValidationError as exc:
             raise StepFailed(f"field `spec`: {validation_message(exc)}") from None
+        host = plugin_host(ctx)
         try:
             sandbox, served, passed = await asyncio.to_thread(
-                create_in_chain, chain, spec, ctx.config, ctx.host, ctx.log
+                create_in_chain, chain, spec, ctx.config, host, ctx.log
             )
         except NoSandbox as exc:
             raise StepFailed(f"field `{field}`: {exc}") from None

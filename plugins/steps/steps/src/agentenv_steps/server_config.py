@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentenv.contracts import StepFailed
-from agentenv.world.world import World
+from agentenv.contracts import StepContext, StepFailed
+from agentenv_runtime.world.world import World
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message
@@ -56,7 +56,7 @@ class ApplyServerConfigSettings(StepSettings):
         return value
 
 
-class ApplyServerConfig(CoreStep):
+class ApplyServerConfig(CoreStep[ApplyServerConfigSettings]):
     name = "apply_server_config"
     description = "Send configuration directives to a world's env servers: fault injection, app settings."
     Settings = ApplyServerConfigSettings
@@ -64,7 +64,7 @@ class ApplyServerConfig(CoreStep):
     def check(self, settings: ApplyServerConfigSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         return missing_step("env", settings.env, step_ids, "deploy_env")
 
-    async def execute(self, settings: ApplyServerConfigSettings, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: ApplyServerConfigSettings, ctx: StepContext) -> dict[str, Any]:
         world: World = deployed_world(ctx, settings.env)
         names = settings.envs or list(world.envs)
         unknown = [name for name in names if name not in world.envs]

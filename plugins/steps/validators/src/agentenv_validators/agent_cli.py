@@ -69,7 +69,7 @@ async def run_agent_checks(
 def _inline() -> Any:
     from agentenv.config import load_config
     from agentenv.plugins.host import get_host
-    from agentenv.sandboxes import make_provider
+    from agentenv_runtime.sandboxes import make_provider
 
     return make_provider("inline", load_config(), get_host())
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
-from agentenv.contracts import Step, StepFailed
+from agentenv.contracts import Step, StepContext, StepFailed
 from pydantic import BaseModel, Field
 
 from agentenv_validators import agent_checks as checks
@@ -18,7 +18,7 @@ from agentenv_validators.agent_target import AgentTargetSettings, agent_target_p
 from agentenv_validators.results import verdict
 
 
-class AgentValidator(Step):
+class AgentValidator(Step[AgentTargetSettings]):
     """Base: a verifier that checks the agent named by `agent` or `url` with `check`."""
 
     verifier: ClassVar[bool] = True
@@ -30,11 +30,11 @@ class AgentValidator(Step):
     probe: ClassVar[Callable[[Any], Awaitable[list[dict[str, Any]]]] | None] = None
     """The check of `agent_checks` this step runs, for steps whose check takes only the target."""
 
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
+    async def check(self, target: Any, settings: Any, ctx: StepContext) -> list[dict[str, Any]]:
         assert self.probe is not None, f"{type(self).__name__} sets `probe` or overrides `check`"
         return await type(self).probe(target)  # type: ignore[misc]
 
-    async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
         s: AgentTargetSettings = settings  # type: ignore[assignment]
         async with open_agent_target(s, ctx, self.name) as target:
             rows = await self.check(target, s, ctx)
@@ -86,8 +86,8 @@ class VerifyA2aInstall(AgentValidator):
     description = "The agent's install declaration (files, commands) works in a fresh sandbox."
     Settings = InstallSettings
 
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
-        from agentenv.sandboxes import make_provider
+    async def check(self, target: Any, settings: Any, ctx: StepContext) -> list[dict[str, Any]]:
+        from agentenv_runtime.sandboxes import make_provider
 
         def provider() -> Any:
             try:
@@ -127,7 +127,7 @@ class VerifyA2aRole(AgentValidator):
     description = "The agent accepts a role and reports it back (needed for RBAC)."
     Settings = RoleSettings
 
-    async def check(self, target: Any, settings: Any, ctx: Any) -> list[dict[str, Any]]:
+    async def check(self, target: Any, settings: Any, ctx: StepContext) -> list[dict[str, Any]]:
         return await checks.check_role(target, settings.role)
 
 

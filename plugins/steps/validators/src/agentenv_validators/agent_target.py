@@ -17,9 +17,9 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agentenv.contracts import AgentKind, AgentResponse, StepFailed, ToolAccess
-from agentenv.env import Env
-from agentenv.env.tool import tool
+from agentenv.contracts import AgentKind, AgentResponse, StepContext, StepFailed, ToolAccess
+from agentenv_runtime import Env
+from agentenv_runtime.env.tool import tool
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_validators.agent_probe import AgentProbe
@@ -87,7 +87,7 @@ class AgentTarget:
 @contextmanager
 def serve_deployed(deployed: Any, label: str, *, timeout: float) -> Iterator[AgentProbe]:
     """A fresh instance of a deployed agent, in a fork of its world, served over A2A on loopback."""
-    from agentenv_a2a.server import A2aServeError, build_a2a_app, serve_a2a
+    from agentenv_a2a.api import A2aServeError, build_a2a_app, serve_a2a
 
     agent = deployed.agent
     kind_cls = type(agent)
@@ -115,10 +115,10 @@ def serve_deployed(deployed: Any, label: str, *, timeout: float) -> Iterator[Age
 
 
 @asynccontextmanager
-async def open_agent_target(settings: AgentTargetSettings, ctx: Any, step_id: str) -> AsyncIterator[AgentTarget]:
+async def open_agent_target(settings: AgentTargetSettings, ctx: StepContext, step_id: str) -> AsyncIterator[AgentTarget]:
     seed = int(getattr(ctx, "seed", 0) or 0)
     if settings.agent is not None:
-        deployed = ctx.resource(settings.agent)
+        deployed = ctx.resource(settings.agent, object)
         if not all(hasattr(deployed, field) for field in ("agent", "world", "role", "kind")):
             raise StepFailed(
                 f"field `agent`: step {settings.agent!r} did not deploy an agent (it made a "
@@ -167,9 +167,8 @@ class ProbeWorld:
 
 @contextmanager
 def serve_probe_world() -> Iterator[ProbeWorld]:
-    from agentenv.world.world import World
-    from agentenv_gateway.app import build_app
-    from agentenv_gateway.server import ServeError, serve_in_thread
+    from agentenv_gateway.api import ServeError, build_app, serve_in_thread
+    from agentenv_runtime.world.world import World
 
     world = World([A2aProbeEnv()], name="a2a-probe")
     try:
@@ -210,7 +209,7 @@ class TokenPeer(AgentKind):
 
 @contextmanager
 def serve_peer(token: str) -> Iterator[tuple[str, TokenPeer]]:
-    from agentenv_a2a.server import build_a2a_app, serve_a2a
+    from agentenv_a2a.api import build_a2a_app, serve_a2a
 
     peer = TokenPeer(token)
     app = build_a2a_app(peer, _NoTools(), name="oracle", description="Knows the secret token.")

@@ -75,9 +75,9 @@ def print_report(target: str, checks: list[Any], as_json: bool) -> None:
 
 def _validate_installed(names: str, artifacts: list[str], timeout: float) -> list[Any]:
     from agentenv.cli.output import fail
-    from agentenv.env.artifact import ArtifactError
-    from agentenv.world.build import build_world
-    from agentenv.world.world import WorldError
+    from agentenv_runtime.env.artifact import ArtifactError
+    from agentenv_runtime.world.build import build_world
+    from agentenv_runtime.world.world import WorldError
 
     from agentenv_validators.env_steps import first_exports
     from agentenv_validators.suite import run_checks

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Literal
 
-from agentenv.contracts import Step, StepFailed
+from agentenv.contracts import Step, StepContext, StepFailed
+from agentenv_runtime.world.world import World
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_validators.card import card_rows
@@ -28,7 +29,7 @@ from agentenv_validators.target import (
 )
 
 
-class EnvValidator(Step):
+class EnvValidator(Step[TargetSettings]):
     """Base: a verifier that checks the world named by `env` or `url`."""
 
     verifier: ClassVar[bool] = True
@@ -45,7 +46,7 @@ class VerifyMcpToolSchema(EnvValidator):
     name = "verify_mcp_tool_schema"
     description = "Every MCP tool has a description and complete, valid parameter schemas (typed, described)."
 
-    async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
         with open_target(settings, ctx) as target:  # type: ignore[arg-type]
             try:
                 tools = await target.client.mcp_tools()
@@ -83,7 +84,7 @@ class VerifySpecConformance(EnvValidator):
             problems.append(("spec", "give either `spec` (a file) or `envs` (installed envs), not both"))
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
         s: SpecSettings = settings  # type: ignore[assignment]
         with open_target(s, ctx) as target:
             try:
@@ -127,7 +128,7 @@ class VerifyEnvCard(EnvValidator):
     name = "verify_env_card"
     description = "The Environment Card is served and has every required field; its tool names match the served ones."
 
-    async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
         with open_target(settings, ctx) as target:  # type: ignore[arg-type]
             try:
                 status, card = await target.client.fetch_card()
@@ -179,7 +180,7 @@ class VerifyEnvCoreProtocol(EnvValidator):
     description = "The data plane answers data/reset, data/add and data/get correctly (add shows a row; reset)."
     Settings = CoreProtocolSettings
 
-    async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
         s: CoreProtocolSettings = settings  # type: ignore[assignment]
         with open_target(s, ctx) as target:
             try:
@@ -210,7 +211,7 @@ class VerifyUniverseLoadExportRoundtrip(EnvValidator):
     description = "Load an artifact, export, reload the export into a fresh env, export again: the exports match."
     Settings = RoundtripSettings
 
-    async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
         s: RoundtripSettings = settings  # type: ignore[assignment]
         if s.env is not None:
             world = _deployed(ctx, s.env)
@@ -232,9 +233,9 @@ class VerifyUniverseLoadExportRoundtrip(EnvValidator):
         return verdict(roundtrip_rows(classes, exports, sources))
 
 
-def _deployed(ctx: Any, step_id: str) -> Any:
+def _deployed(ctx: StepContext, step_id: str) -> Any:
     try:
-        return ctx.world(step_id)
+        return ctx.resource(step_id, World)
     except StepFailed as exc:
         raise StepFailed(f"field `env`: {exc}") from None
 
@@ -247,9 +248,9 @@ def first_exports(
     resolve: Any = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """(env → first export, env → where it came from): artifacts loaded into fresh envs, else `world`'s data."""
-    from agentenv.env.artifact import ArtifactError
-    from agentenv.world.build import load_artifact_spec
-    from agentenv.world.world import World, WorldError
+    from agentenv_runtime.env.artifact import ArtifactError
+    from agentenv_runtime.world.build import load_artifact_spec
+    from agentenv_runtime.world.world import World, WorldError
 
     fresh = World([cls(settings) for cls, settings in classes.values()])
     sources: dict[str, str] = {}

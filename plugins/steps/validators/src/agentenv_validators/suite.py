@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentenv.contracts import kinds
+
 from agentenv_validators.card import card_rows
 from agentenv_validators.client import ProbeError, WorldClient
 from agentenv_validators.protocol import protocol_rows
@@ -118,7 +120,7 @@ async def _remote_roundtrip(client: WorldClient) -> tuple[list[Row], str]:
     classes = {}
     for name in data:
         try:
-            classes[name] = (host.get("envs", name), None)
+            classes[name] = (host.get(kinds.ENVS, name), None)
         except LookupError:
             return [], f"env {name!r} is not installed here, so its export cannot be reloaded"
     return roundtrip_rows(classes, data, dict.fromkeys(data, f"data/get of {client.base}")), ""

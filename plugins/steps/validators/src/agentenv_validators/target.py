@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from agentenv.contracts import StepFailed
+from agentenv.contracts import StepContext, StepFailed, kinds
+from agentenv_runtime.world.world import World
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_validators.client import DEFAULT_TIMEOUT, ProbeError, WorldClient
@@ -63,8 +64,7 @@ class Target:
 @contextmanager
 def serve_world(world: Any, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[WorldClient]:
     """Serve `world` with the gateway on a free loopback port for the duration of the block."""
-    from agentenv_gateway.app import build_app
-    from agentenv_gateway.server import ServeError, serve_in_thread
+    from agentenv_gateway.api import ServeError, build_app, serve_in_thread
 
     app = build_app(world)
     try:
@@ -75,11 +75,11 @@ def serve_world(world: Any, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[Wor
 
 
 @contextmanager
-def open_target(settings: TargetSettings, ctx: Any) -> Iterator[Target]:
+def open_target(settings: TargetSettings, ctx: StepContext) -> Iterator[Target]:
     """The world to check, reachable over HTTP for the length of the block."""
     if settings.env is not None:
         try:
-            world = ctx.world(settings.env)
+            world = ctx.resource(settings.env, World)
         except StepFailed as exc:
             raise StepFailed(f"field `env`: {exc}") from None
         with serve_world(world.fork(), timeout=settings.timeout) as client:
@@ -103,7 +103,7 @@ def installed_classes(names: list[str], host: Any) -> dict[str, tuple[type, Any]
     found = {}
     for name in names:
         try:
-            found[name] = (host.get("envs", name), None)
+            found[name] = (host.get(kinds.ENVS, name), None)
         except LookupError as exc:
             raise StepFailed(f"env {name!r} is not installed here: {exc}") from None
     return found

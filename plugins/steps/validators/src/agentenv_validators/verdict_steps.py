@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Literal
 
-from agentenv.contracts import Step, StepFailed
+from agentenv.contracts import Step, StepContext, StepFailed
+from agentenv_runtime.world.world import World
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_validators.client import ProbeError
@@ -20,7 +21,7 @@ def _missing(field: str, step_id: str, step_ids: list[str], what: str) -> list[t
     return [(field, f"no step {step_id!r} in this task; name the {what} step (steps: {', '.join(step_ids)})")]
 
 
-def _verifier_output(ctx: Any, step_id: str, field: str) -> dict[str, Any] | None:
+def _verifier_output(ctx: StepContext, step_id: str, field: str) -> dict[str, Any] | None:
     """An earlier verifier's output (None when it failed or did not run); StepFailed when it is no verifier."""
     output = ctx.outputs.get(step_id)
     if output is None:
@@ -55,7 +56,7 @@ class AssessmentSettings(TargetSettings):
     )
 
 
-class VerifyMcpEnvAssessment(Step):
+class VerifyMcpEnvAssessment(Step[AssessmentSettings]):
     """Turn an agent's self-assessment `{tool: {"works": bool, "note": str}}` into a verdict per tool."""
 
     name = "verify_mcp_env_assessment"
@@ -70,7 +71,7 @@ class VerifyMcpEnvAssessment(Step):
             problems.append(("tools", "give either `tools` or a world (`env`/`url`) to take the tool list from"))
         return problems + target_problems(s, step_ids, required=False)
 
-    async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
         s: AssessmentSettings = settings  # type: ignore[assignment]
         output = ctx.outputs.get(s.prompt_step)
         if output is None:
@@ -81,7 +82,7 @@ class VerifyMcpEnvAssessment(Step):
         expected = list(s.tools)
         if s.env is not None:
             try:
-                world = ctx.world(s.env)
+                world = ctx.resource(s.env, World)
             except StepFailed as exc:
                 raise StepFailed(f"field `env`: {exc}") from None
             expected = [t["name"] for t in world.list_tools()]
@@ -149,7 +150,7 @@ class GateSettings(BaseModel):
     )
 
 
-class ValidationGateAggregator(Step):
+class ValidationGateAggregator(Step[GateSettings]):
     """One release gate from several validators: open only when every required one ran and passed."""
 
     name = "validation_gate_aggregator"
@@ -177,7 +178,7 @@ class ValidationGateAggregator(Step):
             problems += _missing("validators", entry.id, step_ids, "validator")
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
         rows: list[Row] = []
         summary: dict[str, dict[str, Any]] = {}
         for entry in self.entries(settings):  # type: ignore[arg-type]
@@ -216,7 +217,7 @@ class CombineSettings(BaseModel):
     )
 
 
-class CombineUniverseVerdicts(Step):
+class CombineUniverseVerdicts(Step[CombineSettings]):
     """One record from the round-trip verdict and a judge's verdict; a missing one fails the record."""
 
     name = "combine_universe_verdicts"
@@ -234,7 +235,7 @@ class CombineUniverseVerdicts(Step):
             problems.append(("weights", "weights must be 0 or more and not all 0"))
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: Any) -> dict[str, Any]:
+    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
         s: CombineSettings = settings  # type: ignore[assignment]
         rows: list[Row] = []
         parts: dict[str, dict[str, Any]] = {}

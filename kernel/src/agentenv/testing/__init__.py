@@ -1,1 +1,0 @@
-"""Conformance kits that plugins subclass in their own tests (`agentenv.testing.stores`, ...)."""

@@ -1,0 +1,133 @@
+"""Test helpers: a tiny notes world, an agent that acts in it, and a stand-in plugin host."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+from agentenv.contracts.agent import AgentKind, AgentResponse, ToolAccess
+from agentenv_runtime import Env
+from agentenv_runtime.env.tool import ToolError, tool
+from agentenv_runtime.world.world import World, WorldToolAccess
+
+
+class NotesEnv(Env):
+    """One table of notes; enough to see that a served agent really acted in the world."""
+
+    name: ClassVar[str] = "notes"
+    schema: ClassVar[str] = "CREATE TABLE notes (id INTEGER PRIMARY KEY AUTOINCREMENT, text TEXT NOT NULL);"
+
+    @tool
+    def add_note(self, text: str) -> dict[str, Any]:
+        """Add a note.
+
+        Args:
+            text: What the note says.
+        """
+        if not text.strip():
+            raise ToolError("text is empty; write something", field="text")
+        cursor = self.db.execute("INSERT INTO notes (text) VALUES (?)", (text,))
+        return {"id": cursor.lastrowid, "text": text}
+
+    @tool(read_only=True)
+    def count_notes(self) -> dict[str, Any]:
+        """How many notes there are."""
+        return {"count": self.db.execute("SELECT COUNT(*) FROM notes").fetchone()[0]}
+
+
+class EchoAgent(AgentKind):
+    """Writes each prompt as a note and echoes it; `fail…` raises, `sleep…` takes a while."""
+
+    name: ClassVar[str] = "echo-test"
+    description: ClassVar[str] = "echoes prompts into the notes world"
+
+    def __init__(self, settings: Any = None) -> None:
+        super().__init__(settings or self.Settings())
+        self.turns = 0
+
+    async def respond(self, prompt: str, tools: ToolAccess) -> AgentResponse:
+        self.turns += 1
+        if prompt.startswith("fail"):
+            raise RuntimeError("the echo agent was told to fail")
+        if prompt.startswith("sleep"):
+            await asyncio.sleep(1.5)
+        note = tools.call_tool("add_note", {"text": prompt})
+        count = tools.call_tool("count_notes", {})
+        return AgentResponse(
+            text=f"echo: {prompt}",
+            structured={"turn": self.turns, "note": note["result"], "notes": count["result"]["count"]},
+        )
+
+
+def notes_world() -> tuple[World, WorldToolAccess]:
+    world = World([NotesEnv()])
+    return world, WorldToolAccess(world, "default")
+
+
+class FakeHost:
+    """Just what `build_world` and the CLI ask of a plugin host."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, dict[str, Any]] = {"envs": {"notes": NotesEnv}, "agent_kinds": {"echo-test": EchoAgent}}
+
+    def get(self, kind: str, name: str) -> Any:
+        try:
+            return self.items[kind][name]
+        except KeyError:
+            raise LookupError(f"no {kind} named {name!r}") from None
+
+    def registry(self, kind: str) -> dict[str, Any]:
+        return {}
+
+    def usable(self, kind: str) -> dict[str, Any]:
+        return {}
+
+
+def interview_app() -> Any:
+    """A plain a2a-sdk agent (not ours): answers `direct…` with a bare message, otherwise asks for a name
+    (`input-required`) and completes the same task once it gets one."""
+    from a2a.helpers import new_task_from_user_message, new_text_message, new_text_part
+    from a2a.server.agent_execution import AgentExecutor
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, TaskState
+    from starlette.applications import Starlette
+
+    class Interviewer(AgentExecutor):
+        async def execute(self, context: Any, event_queue: Any) -> None:
+            text = context.get_user_input()
+            if context.current_task is None and text.startswith("direct"):
+                await event_queue.enqueue_event(
+                    new_text_message(f"direct answer to {text}", context_id=context.context_id)
+                )
+                return
+            task = context.current_task
+            if task is None:
+                task = new_task_from_user_message(context.message)
+                await event_queue.enqueue_event(task)
+            updater = TaskUpdater(event_queue, task.id, task.context_id)
+            if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+                await updater.add_artifact([new_text_part(f"hello, {text}")], name="greeting")
+                await updater.complete()
+            else:
+                await updater.requires_input(updater.new_agent_message([new_text_part("what is your name?")]))
+
+        async def cancel(self, context: Any, event_queue: Any) -> None:
+            raise NotImplementedError
+
+    card = AgentCard(
+        name="Interviewer",
+        description="asks for a name",
+        version="1",
+        supported_interfaces=[
+            AgentInterface(url="http://127.0.0.1/", protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=False),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+    )
+    handler = DefaultRequestHandler(agent_executor=Interviewer(), task_store=InMemoryTaskStore(), agent_card=card)
+
+    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")]
+    return Starlette(routes=routes), card  # set the card's interface url once the port is known

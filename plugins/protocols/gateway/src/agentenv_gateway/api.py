@@ -1,0 +1,12 @@
+"""The public API of agentenv-gateway for other plugins: import from here, not from the other modules.
+
+Other distributions that use it declare it (agentenv-validators as a dependency, agentenv-steps as its
+`served` extra, agentenv-a2a as its `mcp` extra).
+"""
+
+from agentenv_gateway import client
+from agentenv_gateway.app import build_app
+from agentenv_gateway.client import McpToolAccess
+from agentenv_gateway.server import ServeError, serve_in_thread
+
+__all__ = ["McpToolAccess", "ServeError", "build_app", "client", "serve_in_thread"]

@@ -1,0 +1,263 @@
+"""The gateway's ASGI app: one world behind the card, MCP, REST + OpenAPI and the JSON-RPC data plane.
+
+    GET  /.well-known/agent-env.json   Environment Card (the caller's role's tools)
+    POST /mcp                          MCP, streamable HTTP (official SDK, low-level server)
+    POST /agentenv                     JSON-RPC 2.0 data plane and extensions
+    GET  /rest/tools                   the caller's tools
+    POST /rest/tools/{name}            call a tool: body = arguments
+    GET  /openapi.json                 OpenAPI 3.1 of the REST surface, one path per tool
+    GET  /health                       liveness
+
+A thin outer ASGI layer checks the Host header (token-less servers answer only loopback names, against
+DNS rebinding), resolves the bearer token to a role and puts it in the request scope, then hands `/mcp`
+to the SDK's session manager and everything else to a small Starlette router.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any
+
+from agentenv_runtime.world.card import CARD_PATH, build_card
+from agentenv_runtime.world.world import World
+
+from agentenv_gateway.auth import CONTROL_ROLE, host_is_local, role_for
+from agentenv_gateway.core import MAX_BODY, ROLE_SCOPE_KEY, Gateway, dumps
+from agentenv_gateway.upstream import UpstreamConnection, parse_upstream, upstream_env_class
+
+MCP_PATH = "/mcp"
+RPC_PATH = "/agentenv"
+REST_PATH = "/rest"
+OPENAPI_PATH = "/openapi.json"
+STATUS_BY_CODE = {"invalid_arguments": 400, "forbidden": 403, "unknown_tool": 404, "tool_failed": 500}
+"""REST status of a failed tool call by error code; every other code is a rule refusal (422)."""
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+def interfaces(base: str) -> list[dict[str, str]]:
+    return [
+        {"url": f"{base}{MCP_PATH}", "transport": "mcp"},
+        {"url": f"{base}{RPC_PATH}", "transport": "JSONRPC"},
+        {"url": f"{base}{REST_PATH}", "transport": "HTTP+JSON"},
+    ]
+
+
+def attach_upstreams(world: World, upstreams: Mapping[str, str] | Iterable[str]) -> list[UpstreamConnection]:
+    """Connect each upstream MCP server and add it to `world` as an env (tools prefixed `NAME_` on collision)."""
+    pairs = list(upstreams.items()) if isinstance(upstreams, Mapping) else [parse_upstream(s) for s in upstreams]
+    connections: list[UpstreamConnection] = []
+    try:
+        for name, target in pairs:
+            if name in world.envs:
+                raise ValueError(f"--upstream {name}: the world already has an env named {name!r}; pick another")
+            connection = UpstreamConnection(name, target)
+            connections.append(connection)
+            connection.start()
+            env = upstream_env_class(connection, set(world.tools))()
+            world.add_env(env)
+    except BaseException:
+        for connection in connections:
+            connection.close()
+        raise
+    return connections
+
+
+class GatewayApp:
+    """The ASGI app. `gateway.world` is the served world; `close()` ends upstream sessions."""
+
+    def __init__(self, gateway: Gateway, *, url: str | None, json_response: bool, upstreams: list[Any]) -> None:
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        from agentenv_gateway.mcp_server import build_session_manager
+
+        self.gateway = gateway
+        self.world = gateway.world
+        self.url = url.rstrip("/") if url else None
+        self.upstreams = upstreams
+        self.session_manager = build_session_manager(gateway, json_response=json_response)
+        self._mcp = self.session_manager.handle_request
+        self.router = Starlette(
+            routes=[
+                Route(CARD_PATH, self.card, methods=["GET"]),
+                Route(RPC_PATH, self.rpc, methods=["POST"]),
+                Route(f"{REST_PATH}/tools", self.rest_list, methods=["GET"]),
+                Route(REST_PATH + "/tools/{name:str}", self.rest_call, methods=["POST"]),
+                Route(OPENAPI_PATH, self.openapi, methods=["GET"]),
+                Route("/health", self.health, methods=["GET"]),
+            ],
+            lifespan=self._lifespan,
+        )
+
+    # ---- ASGI ----------------------------------------------------------------------------------------
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.router(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        if not self.gateway.auth and not host_is_local(headers.get(b"host", b"").decode("latin-1")):
+            await _send_json(send, 421, {"error": "this token-less world answers loopback host names only"})
+            return
+        role = role_for(headers.get(b"authorization", b"").decode("latin-1") or None, self.gateway.by_token)
+        path = scope["path"]
+        if role is None:
+            await _send_json(send, 401, _unauthorized_body(path), {"www-authenticate": 'Bearer realm="agentenv"'})
+            return
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > MAX_BODY:
+            await _send_json(send, 413, _too_large_body(path))
+            return
+        scope[ROLE_SCOPE_KEY] = role
+        if path == MCP_PATH or path == MCP_PATH + "/":
+            await self._mcp(scope, receive, send)
+        else:
+            await self.router(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, _: Any) -> AsyncIterator[None]:
+        async with self.session_manager.run():
+            try:
+                yield
+            finally:
+                self.close()
+
+    def close(self) -> None:
+        for connection in self.upstreams:
+            connection.close()
+
+    # ---- endpoints -----------------------------------------------------------------------------------
+    def base_url(self, request: Any) -> str:
+        if self.url:
+            return self.url
+        host = request.headers.get("host") or f"{request.url.hostname}:{request.url.port}"
+        return f"{request.url.scheme}://{host}{request.scope.get('root_path', '')}"
+
+    async def card(self, request: Any) -> Any:
+        base = self.base_url(request)
+        role = request.scope[ROLE_SCOPE_KEY]
+        document = await self.gateway.run(build_card, self.world, url=base, role=role, interfaces=interfaces(base))
+        return _json_response(200, document)
+
+    async def health(self, request: Any) -> Any:
+        return _json_response(200, {"ok": True, "world": self.world.name})
+
+    async def rpc(self, request: Any) -> Any:
+        from agentenv_gateway.rpc import handle_rpc
+
+        try:
+            body = await _read_body(request)
+        except BodyTooLarge:
+            return _json_response(413, _too_large_body(RPC_PATH))
+        reply = await handle_rpc(self.gateway, body, request.scope[ROLE_SCOPE_KEY])
+        if reply is None:
+            from starlette.responses import Response
+
+            return Response(status_code=204)
+        return _json_response(200, reply)
+
+    async def rest_list(self, request: Any) -> Any:
+        tools = await self.gateway.run(self.world.list_tools, request.scope[ROLE_SCOPE_KEY])
+        return _json_response(200, {"tools": tools})
+
+    async def rest_call(self, request: Any) -> Any:
+        try:
+            body = await _read_body(request)
+        except BodyTooLarge:
+            return _json_response(413, _too_large_body(REST_PATH))
+        try:
+            arguments = json.loads(body) if body.strip() else {}
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return _rest_error(400, "invalid_json", f"the body is not valid JSON: {exc}")
+        if not isinstance(arguments, dict):
+            return _rest_error(400, "invalid_arguments", "the body must be a JSON object of the tool's arguments")
+        name = request.path_params["name"]
+        outcome = await self.gateway.run(self.world.call, name, arguments, request.scope[ROLE_SCOPE_KEY])
+        if outcome.error is None:
+            return _json_response(200, {"ok": True, "result": outcome.result})
+        return _json_response(STATUS_BY_CODE.get(outcome.error.get("code", ""), 422), outcome.to_dict())
+
+    async def openapi(self, request: Any) -> Any:
+        from agentenv_gateway.openapi import build_openapi
+
+        tools = await self.gateway.run(self.world.list_tools, request.scope[ROLE_SCOPE_KEY])
+        document = build_openapi(
+            tools,
+            title=f"agentenv world {self.world.name}",
+            description=" + ".join(env.description or env.name for env in self.world.envs.values()),
+            server_url=self.base_url(request),
+            auth=self.gateway.auth,
+        )
+        return _json_response(200, document)
+
+
+def build_app(
+    world: World,
+    tokens: Mapping[str, str] | None = None,
+    upstreams: Mapping[str, str] | Sequence[str] | None = None,
+    *,
+    url: str | None = None,
+    control_roles: Iterable[str] = (CONTROL_ROLE,),
+    json_response: bool = True,
+) -> GatewayApp:
+    """An ASGI app serving `world`.
+
+    `tokens` maps role → bearer token (none: every caller is `default`; serve on loopback only).
+    `upstreams` maps name → stdio command or streamable-HTTP URL of MCP servers to front (also accepted as
+    `NAME=TARGET` strings); they are connected now, and closed when the app shuts down.
+    `url` is the public base URL for the card (default: taken from each request's Host header).
+    `json_response` (default) answers each MCP POST with one JSON body instead of an SSE stream: world tools
+    are request/response and never message the client mid-call, and JSON halves the round trip.
+    The app can be served once: the MCP session manager it holds does not restart.
+    """
+    connections = attach_upstreams(world, upstreams) if upstreams else []
+    gateway = Gateway(world, tokens=tokens, control_roles=control_roles, offload=bool(connections))
+    return GatewayApp(gateway, url=url, json_response=json_response, upstreams=connections)
+
+
+# ---- helpers -----------------------------------------------------------------------------------------
+async def _read_body(request: Any) -> bytes:
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise BodyTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _json_response(status: int, payload: Any) -> Any:
+    from starlette.responses import Response
+
+    return Response(dumps(payload), status_code=status, media_type="application/json")
+
+
+def _rest_error(status: int, code: str, message: str) -> Any:
+    return _json_response(status, {"ok": False, "error": {"code": code, "message": message}})
+
+
+def _unauthorized_body(path: str) -> dict[str, Any]:
+    message = "missing or unknown bearer token: send Authorization: Bearer TOKEN for your role"
+    if path.startswith((MCP_PATH, RPC_PATH)):
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}
+    return {"ok": False, "error": {"code": "unauthorized", "message": message}}
+
+
+def _too_large_body(path: str) -> dict[str, Any]:
+    message = f"request body larger than {MAX_BODY} bytes"
+    if path.startswith((MCP_PATH, RPC_PATH)):
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+    return {"ok": False, "error": {"code": "too_large", "message": message}}
+
+
+async def _send_json(send: Any, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+    body = dumps(payload)
+    raw_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw_headers += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,135 @@
+"""Who is calling: bearer tokens → roles, role files, and the loopback rule.
+
+A served world either runs without tokens (loopback only, every caller is role `default`) or with
+`ROLE=TOKEN` pairs, where every request must carry `Authorization: Bearer TOKEN` and the token picks the
+role whose tool set the caller sees. Tokens may be `env:NAME` references so they never sit in a shell
+history or a file.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from agentenv_runtime.world.rbac import DEFAULT_ROLE
+
+CONTROL_ROLE = "control"
+"""The role that may use the data plane (reset, load, clock, triggers, access, state) when tokens are on."""
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+class AuthConfigError(ValueError):
+    """A token or role file that cannot work; the message names the flag or file and field."""
+
+
+def resolve_secret(value: str, *, where: str) -> str:
+    """`env:NAME` → the variable's value; anything else is the literal token."""
+    if value.startswith("env:"):
+        name = value[4:]
+        secret = os.environ.get(name)
+        if not name or not secret:
+            raise AuthConfigError(f"{where}: environment variable {name!r} is not set (or empty); export it first")
+        return secret
+    if value.startswith("secret:"):
+        raise AuthConfigError(f"{where}: `secret:` references are not supported by the gateway; use env:NAME")
+    if not value:
+        raise AuthConfigError(f"{where}: the token is empty")
+    return value
+
+
+def parse_token_flags(flags: Iterable[str]) -> dict[str, str]:
+    """`["support=env:SUPPORT_TOKEN", …]` → {role: token}."""
+    tokens: dict[str, str] = {}
+    for flag in flags:
+        role, sep, raw = flag.partition("=")
+        role = role.strip()
+        if not sep or not role:
+            raise AuthConfigError(f"--token {flag!r}: expected ROLE=TOKEN (or ROLE=env:NAME)")
+        if role in tokens:
+            raise AuthConfigError(f"--token {flag!r}: role {role!r} already has a token; give each role one")
+        tokens[role] = resolve_secret(raw.strip(), where=f"--token {role}")
+    return tokens
+
+
+def load_role_file(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """Read `[roles.NAME] tools = [...] deny = [...] token = "env:…"` → (RBAC roles, {role: token})."""
+    try:
+        document = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise AuthConfigError(f"{path}: cannot read role file ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise AuthConfigError(f"{path}: not valid TOML ({exc})") from exc
+    table = document.get("roles")
+    if not isinstance(table, dict) or not table:
+        raise AuthConfigError(f'{path}: needs a [roles.NAME] table per role, e.g. [roles.support] tools = ["*"]')
+    roles: dict[str, Any] = {}
+    tokens: dict[str, str] = {}
+    for role, spec in table.items():
+        if not isinstance(spec, dict):
+            raise AuthConfigError(f"{path}: roles.{role} must be a table with `tools`, `deny`, `token`")
+        unknown = set(spec) - {"tools", "deny", "token"}
+        if unknown:
+            raise AuthConfigError(f"{path}: roles.{role}: unknown keys {sorted(unknown)} (allowed: tools, deny, token)")
+        for key in ("tools", "deny"):
+            value = spec.get(key, ["*"] if key == "tools" else [])
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise AuthConfigError(f"{path}: roles.{role}.{key} must be a list of tool names")
+        roles[role] = {"tools": spec.get("tools", ["*"]), "deny": spec.get("deny", [])}
+        if "token" in spec:
+            if not isinstance(spec["token"], str):
+                raise AuthConfigError(f"{path}: roles.{role}.token must be a string (e.g. env:SUPPORT_TOKEN)")
+            tokens[role] = resolve_secret(spec["token"], where=f"{path}: roles.{role}.token")
+    return roles, tokens
+
+
+def invert_tokens(tokens: Mapping[str, str] | None) -> dict[str, str]:
+    """{role: token} → {token: role}; one token cannot open two roles."""
+    by_token: dict[str, str] = {}
+    for role, token in (tokens or {}).items():
+        if token in by_token:
+            raise AuthConfigError(f"roles {by_token[token]!r} and {role!r} share a token; give each its own")
+        by_token[token] = role
+    return by_token
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, tokens: Mapping[str, str] | None) -> None:
+    """Refuse to expose an unauthenticated world beyond this machine."""
+    if not tokens and not is_loopback(host):
+        raise AuthConfigError(
+            f"--host {host}: refusing to serve a world without tokens on a non-loopback address; "
+            "add --token ROLE=TOKEN (or ROLE=env:NAME) or bind 127.0.0.1"
+        )
+
+
+def host_is_local(header: str) -> bool:
+    """Whether a Host header names this machine (guards a token-less server against DNS rebinding)."""
+    if header.startswith("["):
+        name = header[: header.find("]") + 1]
+    else:
+        name = header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+    return is_loopback(name)
+
+
+def role_for(authorization: str | None, by_token: Mapping[str, str]) -> str | None:
+    """The role a request acts as, or None when tokens are required and this one is missing or unknown."""
+    if not by_token:
+        return DEFAULT_ROLE
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return by_token.get(token.strip())

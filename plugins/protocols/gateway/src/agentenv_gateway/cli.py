@@ -1,0 +1,179 @@
+"""`agentenv serve` (serve a world) and `agentenv tools` (a CLI generated from a served world's tools).
+
+Imported only when one of the commands runs, so typer, uvicorn and the MCP SDK stay off the path of
+`agentenv --help`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from agentenv.cli.output import fail, print_table
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+serve_app = typer.Typer(add_completion=False, help="Serve a world over HTTP.")
+tools_app = typer.Typer(add_completion=False, help="List or call the tools of a served world.")
+
+
+# ---- serve ---------------------------------------------------------------------------------------------
+@serve_app.command()
+def serve(
+    envs: Annotated[str, typer.Argument(help="Env name, or several joined by commas (slack,email,helpdesk).")],
+    artifact: Annotated[list[str], typer.Option("--artifact", "-a", help="NAME or ENV=NAME_OR_PATH; repeatable.")] = [],  # noqa: B006
+    host: Annotated[str, typer.Option(help="Address to bind; non-loopback needs --token.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to bind (0 picks a free one).")] = 8000,
+    token: Annotated[
+        list[str],
+        typer.Option("--token", help="ROLE=TOKEN or ROLE=env:NAME; repeatable. Role `control` may use the data plane."),
+    ] = [],  # noqa: B006
+    role_file: Annotated[
+        Path | None,
+        typer.Option("--role-file", help="TOML with one table per role, roles.NAME: tools, deny, token (env:NAME)."),
+    ] = None,
+    upstream: Annotated[
+        list[str],
+        typer.Option("--upstream", help="NAME=COMMAND… (stdio) or NAME=http://…/mcp: front an MCP server; repeatable."),
+    ] = [],  # noqa: B006
+    url: Annotated[str | None, typer.Option(help="Public base URL for the card (default: from each request).")] = None,
+    settings_file: Annotated[
+        Path | None,
+        typer.Option("--settings-file", help="JSON object: env name → that env's settings."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="World seed.")] = 0,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+) -> None:
+    """Serve ENVS as one world: card, MCP at /mcp, JSON-RPC at /agentenv, REST at /rest, OpenAPI."""
+    from agentenv_runtime.env.artifact import ArtifactError
+    from agentenv_runtime.world.build import build_world
+    from agentenv_runtime.world.world import WorldError
+
+    from agentenv_gateway.app import build_app
+    from agentenv_gateway.auth import CONTROL_ROLE, AuthConfigError, check_bind, load_role_file, parse_token_flags
+    from agentenv_gateway.server import ServeError, serve_forever
+    from agentenv_gateway.upstream import UpstreamError
+
+    try:
+        roles, tokens = load_role_file(role_file) if role_file else ({}, {})
+        tokens |= parse_token_flags(token)
+        check_bind(host, tokens)
+        undefined = sorted(set(tokens) - set(roles) - {"default", CONTROL_ROLE})
+        if undefined:
+            raise AuthConfigError(
+                f"--token: role(s) {', '.join(undefined)} are not defined; define them in --role-file "
+                f'([roles.NAME] tools = ["*"], deny = [...]) or use role `default`'
+            )
+        env_settings = _read_settings(settings_file) if settings_file else None
+        world = build_world(envs, artifacts=artifact, roles=roles or None, seed=seed, settings=env_settings)
+        app = build_app(world, tokens=tokens or None, upstreams=upstream or None, url=url)
+    except (AuthConfigError, WorldError, ArtifactError, UpstreamError, ValueError) as exc:
+        fail(str(exc), code=2)
+        return
+
+    def ready(base: str) -> None:
+        shown = url or base
+        print(f"Serving world {world.name} at {shown}", file=sys.stderr)
+        print(f"  card     {shown}/.well-known/agent-env.json", file=sys.stderr)
+        print(f"  MCP      {shown}/mcp", file=sys.stderr)
+        print(f"  JSON-RPC {shown}/agentenv   REST {shown}/rest/tools   OpenAPI {shown}/openapi.json", file=sys.stderr)
+        if not tokens:
+            print("  no tokens: loopback only, every caller is role `default`", file=sys.stderr)
+        sys.stderr.flush()
+
+    try:
+        serve_forever(app, host, port, log_level=log_level, on_ready=ready)
+    except ServeError as exc:
+        fail(str(exc), code=1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        app.close()
+
+
+def _read_settings(path: Path) -> dict[str, dict[str, Any]]:
+    """`--settings-file`: {env: {setting: value}}; a ValueError names the file and what is wrong."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"--settings-file {path}: cannot read it ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--settings-file {path}: not valid JSON ({exc})") from None
+    if not isinstance(document, dict) or not all(isinstance(v, dict) for v in document.values()):
+        raise ValueError(f"--settings-file {path}: must be a JSON object of env name → object of settings")
+    return document
+
+
+# ---- tools ---------------------------------------------------------------------------------------------
+@tools_app.command(
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "allow_interspersed_args": False},
+)
+def tools(
+    ctx: typer.Context,
+    url: Annotated[str, typer.Option(help="Base URL of the served world (where its card lives).")],
+    tool: Annotated[str | None, typer.Argument(help="Tool to call; omit to list the tools.")] = None,
+    token: Annotated[
+        str | None, typer.Option(help="Bearer token (default: $AGENTENV_TOKEN).", envvar="AGENTENV_TOKEN")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="List tools as JSON.")] = False,
+    timeout: Annotated[float, typer.Option(help="HTTP timeout in seconds.")] = 60.0,
+) -> None:
+    """List a served world's tools, or call TOOL with options generated from its input schema.
+
+    `agentenv tools --url URL TOOL --help` shows TOOL's options.
+    """
+    import httpx
+
+    from agentenv_gateway.toolcli import ArgError, parse_tool_args, tool_help
+
+    base = url.rstrip("/").removesuffix("/.well-known/agent-env.json")
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    with httpx.Client(base_url=base, headers=headers, timeout=timeout) as client:
+        try:
+            response = client.get("/.well-known/agent-env.json")
+        except httpx.HTTPError as exc:
+            fail(f"--url {url}: cannot reach the world ({type(exc).__name__}: {exc})", code=2)
+            return
+        if response.status_code == 401:
+            fail("the world needs a bearer token: pass --token TOKEN (or set AGENTENV_TOKEN)", code=2)
+        if response.status_code != 200:
+            fail(f"--url {url}: no Environment Card there (HTTP {response.status_code})", code=2)
+        listed = {t["name"]: t for t in response.json()["capabilities"]["tools"]}
+        if tool is None:
+            if as_json:
+                print_json(list(listed.values()))
+            else:
+                print_table(("TOOL", "DESCRIPTION"), [(t["name"], t.get("description", "")) for t in listed.values()])
+            return
+        if tool not in listed:
+            import difflib
+
+            close = difflib.get_close_matches(tool, listed, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            fail(f"no tool {tool!r} for this role.{hint} Run without TOOL to list them.", code=2)
+        spec = listed[tool]
+        if any(arg in ("--help", "-h") for arg in ctx.args):
+            print(tool_help(spec, base))
+            return
+        try:
+            arguments = parse_tool_args(spec["inputSchema"], ctx.args)
+        except ArgError as exc:
+            fail(f"{tool}: {exc} (see `agentenv tools --url {base} {tool} --help`)", code=2)
+            return
+        response = client.post(f"/rest/tools/{tool}", json=arguments)
+    try:
+        payload: Any = response.json()
+    except json.JSONDecodeError:
+        fail(f"{tool}: HTTP {response.status_code}: {response.text[:500]}", code=1)
+        return
+    if response.status_code == 200 and payload.get("ok"):
+        print_json(payload["result"])
+        return
+    print_json(payload.get("error", payload))
+    raise SystemExit(1)

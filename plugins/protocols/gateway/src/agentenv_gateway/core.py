@@ -1,0 +1,66 @@
+"""The served world and how requests reach it.
+
+Every transport (MCP, REST, JSON-RPC) goes through one `Gateway`: it owns the world, the token → role
+table and the rule that world calls never overlap. A world is plain synchronous Python, so on the server's
+event loop calls simply run inline (microseconds). When the world fronts upstream MCP servers a call can
+wait on the network, so calls then run in a worker thread, one at a time, behind an async lock.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from agentenv_runtime.world.world import World
+
+from agentenv_gateway.auth import CONTROL_ROLE, invert_tokens
+
+T = TypeVar("T")
+MAX_BODY = 1024 * 1024
+"""Request bodies above 1 MiB are refused with 413."""
+ROLE_SCOPE_KEY = "agentenv.role"
+"""Where the outer ASGI layer leaves the caller's role in the request scope (read by the MCP handlers)."""
+
+
+class Gateway:
+    def __init__(
+        self,
+        world: World,
+        *,
+        tokens: Mapping[str, str] | None = None,
+        control_roles: Iterable[str] = (CONTROL_ROLE,),
+        offload: bool = False,
+    ) -> None:
+        self.world = world
+        self.by_token = invert_tokens(tokens)
+        self.control_roles = frozenset(control_roles)
+        self.initial_rbac = world.rbac.state()
+        self.offload = offload
+        self._lock: Any = None
+
+    @property
+    def auth(self) -> bool:
+        return bool(self.by_token)
+
+    def may_control(self, role: str) -> bool:
+        """The data plane changes the world under the agent's feet: with tokens only control roles use it."""
+        return not self.auth or role in self.control_roles
+
+    async def run(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """Run `func` against the world, never two at once."""
+        if not self.offload:
+            return func(*args, **kwargs)
+        import anyio
+        import anyio.to_thread
+
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            return await anyio.to_thread.run_sync(functools.partial(func, *args, **kwargs))
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON; anything unexpected (a datetime slipping through) becomes its string."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode()

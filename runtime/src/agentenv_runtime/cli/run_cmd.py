@@ -1,0 +1,307 @@
+"""`agentenv run`: run a bundle's tasks (or one task file) and grade them.
+
+Options are parsed with argparse rather than typer: this is the command people time (`agentenv run hello`),
+and importing typer alone costs a tenth of its start-up budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentenv.cli.main import collect_garbage_again
+from agentenv.cli.output import fail, print_json, print_table
+from agentenv.config import ConfigError, load_config
+from agentenv.contracts import kinds
+from agentenv.plugins.host import get_host
+
+from agentenv_runtime.engine.bundle import Bundle, find_bundle
+from agentenv_runtime.engine.engine import StepRecord
+from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
+from agentenv_runtime.engine.task import TaskError, TaskFile, read_task
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    """The options of `agentenv run`."""
+    parse = argparse.ArgumentParser(
+        prog="agentenv run",
+        description="Run tasks and grade them; exit 0 only when every selected task passed. No argument: list bundles.",
+    )
+    add = parse.add_argument
+    add("target", nargs="?", metavar="TARGET", help="Bundle name, bundle folder or task file.")
+    add("--task", "-t", action="append", default=[], metavar="NAME", help="Task name in the bundle (repeatable).")
+    add("--agent", metavar="NAME", help="Agent: a bundle agent file name or an agent kind.")
+    add("--model", metavar="NAME", help="Model for llm agents and judges.")
+    add("--sandbox", metavar="CHAIN", help="Where deployed worlds run (inline, process, docker, or a chain).")
+    add("--seed", type=int, metavar="N", help="Seed (rollout i uses seed + i).")
+    add("-k", type=_at_least_one, default=1, metavar="N", help="Rollouts per task (default 1).")
+    add(
+        "--workers",
+        type=_at_least_one,
+        default=1,
+        metavar="N",
+        help="Worker processes for -k rollouts (worlds stay in-process in each).",
+    )
+    add("--dry-run", action="store_true", help="Check everything, run nothing.")
+    add("--keep", action="store_true", help="Keep worlds and sandboxes; save world snapshots.")
+    add("--resume", metavar="RUN_ID", help="Resume a stored run that did not finish.")
+    add("--json", dest="as_json", action="store_true", help="Print a JSON summary.")
+    return parse
+
+
+def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile]]:
+    path = Path(target)
+    if path.is_file():
+        return None, [read_task(path)]
+    host = get_host()
+    bundle = find_bundle(target, host)
+    problems = bundle.requirement_problems(host)
+    if problems:
+        raise TaskError("\n".join(problems))
+    files = bundle.task_files()
+    wanted = names or bundle.default_tasks or list(files)
+    tasks = []
+    for name in wanted:
+        if name not in files:
+            by_name = [p for p in files.values() if read_task(p).name == name]
+            if not by_name:
+                raise TaskError(f"bundle {bundle.name!r} has no task {name!r} (tasks: {', '.join(files) or 'none'})")
+            files[name] = by_name[0]
+        tasks.append(read_task(files[name]))
+    return bundle, tasks
+
+
+def _list_bundles() -> None:
+    host = get_host()
+    bundles = host.registry(kinds.BUNDLES)
+    if not bundles:
+        print("No bundles installed. Add some: agentenv plugin add agentenv-steps")
+        return
+    print_table(
+        ("BUNDLE", "DISTRIBUTION", "DESCRIPTION"),
+        [(name, e.dist, e.obj.description) for name, e in sorted(bundles.items())],
+    )
+    print("\nRun one: agentenv run NAME  (or a bundle folder, or a task file)")
+
+
+class Progress:
+    """Progress on stderr: rich (colour, a live bar for many rollouts) on a terminal, plain lines otherwise
+    (one per step for a single run, one per 10% of many rollouts), nothing with --json off a terminal."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.total, self.quiet, self.done, self.started = total, quiet, 0, time.perf_counter()
+        self.console: Any = None
+        self.bar: Any = None
+        if not quiet and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import Progress as Bar
+
+            self.console = Console(stderr=True)
+            if total > 1:
+                self.bar = Bar(console=self.console, transient=True)
+                self.bar_task = self.bar.add_task("rollouts", total=total)
+                self.bar.start()
+
+    def _line(self, text: str, style: str = "") -> None:
+        if self.console is not None:
+            self.console.print(text, style=style or None, highlight=False, markup=False)
+        else:
+            print(text, file=sys.stderr)
+
+    def step(self, task: str, event: str, record: StepRecord) -> None:
+        if self.quiet or self.total > 1 or event == "started":
+            return
+        took = f" ({record.duration_ms:.1f} ms)" if record.duration_ms is not None else ""
+        error = f": {record.error}" if record.error else ""
+        style = {"succeeded": "green", "failed": "red"}.get(event, "yellow")
+        self._line(f"[{task}] {record.id} ({record.type}) {event}{took}{error}", style)
+
+    def finished(self, summary: dict[str, Any]) -> None:
+        self.done += 1
+        if self.quiet:
+            return
+        if self.bar is not None:
+            self.bar.update(self.bar_task, advance=1, description=f"{summary['name']} {summary['status']}")
+            if self.done == self.total:
+                self.bar.stop()
+        if self.total == 1 or self.done % max(1, self.total // 10) == 0 or self.done == self.total:
+            rate = self.done / max(time.perf_counter() - self.started, 1e-9)
+            score = "-" if summary["score"] is None else f"{summary['score']:.2f}"
+            self._line(
+                f"[{summary['name']}] {self.done}/{self.total} {summary['status']} score={score} ({rate:.0f} runs/s)",
+                "green" if summary["passed"] else "red",
+            )
+
+
+async def _run_all(
+    runner: TaskRunner,
+    bundle: Bundle | None,
+    tasks: list[TaskFile],
+    *,
+    seed: int | None,
+    k: int,
+    overrides: dict[str, Any],
+    keep: bool,
+    resume: dict[str, Any] | None,
+    progress: Progress,
+    workers: int = 1,
+) -> list[dict[str, Any]]:
+    results = []
+    for task in tasks:
+        base = seed if seed is not None else (task.seed if task.seed is not None else runner.config.get("run.seed", 0))
+        if workers > 1 and k > 1 and not keep and resume is None:
+            seeds = [int(base) + rollout for rollout in range(k)]
+            results.extend(
+                await asyncio.to_thread(
+                    run_parallel,
+                    task,
+                    seeds,
+                    workers,
+                    bundle=bundle.name if bundle else None,
+                    bundle_dir=bundle.path if bundle else None,
+                    overrides=overrides,
+                    on_done=progress.finished,
+                )
+            )
+            continue
+
+        def on_step(event: str, step: StepRecord, name: str = task.name) -> None:
+            progress.step(name, event, step)
+
+        for rollout in range(k):
+            record = await runner.run(
+                task,
+                seed=int(base) + rollout,
+                bundle=bundle.name if bundle else None,
+                bundle_dir=bundle.path if bundle else None,
+                overrides=overrides,
+                keep=keep,
+                resume=resume,
+                on_step=on_step,
+            )
+            summary = summary_of(record)
+            progress.finished(summary)
+            results.append(summary)
+    return results
+
+
+def _run_cancellable(coro: Any) -> tuple[Any, int]:
+    """Run with Ctrl-C and SIGTERM cancelling the run (which tears down and records), then 130/143."""
+    received: list[int] = []
+
+    async def main() -> Any:
+        job = asyncio.ensure_future(coro)
+        loop = asyncio.get_running_loop()
+
+        def stop(signum: int) -> None:
+            received.append(signum)
+            job.cancel()
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop, signum)
+        try:
+            return await job
+        except asyncio.CancelledError:
+            return None
+
+    result = asyncio.run(main())
+    return result, (128 + received[0] if received else 0)
+
+
+def main(argv: Sequence[str]) -> int:
+    """`agentenv run ARGS`; returns the exit code (`--help` and usage errors exit through argparse)."""
+    return run(**vars(parser().parse_args(list(argv))))
+
+
+def run(
+    target: str | None = None,
+    task: list[str] | None = None,
+    agent: str | None = None,
+    model: str | None = None,
+    sandbox: str | None = None,
+    seed: int | None = None,
+    k: int = 1,
+    workers: int = 1,
+    dry_run: bool = False,
+    keep: bool = False,
+    resume: str | None = None,
+    as_json: bool = False,
+) -> int:
+    """Run tasks and grade them; exit 0 only when every selected task passed. No argument: list bundles."""
+    if target is None and resume is None:
+        _list_bundles()
+        return 0
+    host = get_host()
+    try:
+        config = load_config()
+        runner = TaskRunner(host, config)
+        stored = runner.records.get(resume) if resume else None
+        if stored:
+            bundle, tasks = _select(stored.get("bundle") or stored["task_file"], [stored["task"]])
+            seed = stored["seed"]
+        else:
+            bundle, tasks = _select(target or "", task or [])
+        for selected in tasks:
+            runner.prepare(selected, model)
+    except (TaskError, ConfigError, LookupError) as exc:
+        fail(str(exc), 2)
+    if dry_run:
+        for selected in tasks:
+            print(f"{selected.name}: {len(selected.steps)} steps ok ({', '.join(s.type for s in selected.steps)})")
+        return 0
+    collect_garbage_again()  # start-up is over: the step classes are imported, the tasks checked
+    overrides = {key: value for key, value in (("agent", agent), ("model", model), ("sandbox", sandbox)) if value}
+    progress = Progress(k * len(tasks), quiet=as_json and not sys.stderr.isatty())
+    results, signal_exit = _run_cancellable(
+        _run_all(
+            runner,
+            bundle,
+            tasks,
+            seed=seed,
+            k=k,
+            overrides=overrides,
+            keep=keep,
+            resume=stored,
+            progress=progress,
+            workers=workers,
+        )
+    )
+    if signal_exit:
+        print(
+            "cancelled: everything the run started was torn down; the record was kept (agentenv runs list)",
+            file=sys.stderr,
+        )
+        return signal_exit
+    passed = all(r["passed"] for r in results)
+    if as_json:
+        print_json({"passed": passed, "tasks": results})
+    else:
+        rows = [
+            (
+                r["name"],
+                r["status"],
+                "-" if r["score"] is None else f"{r['score']:.2f}",
+                (r["trajectory_digest"] or "-")[:16],
+                r["run_id"],
+            )
+            for r in results[:50]
+        ]
+        print_table(("TASK", "STATUS", "SCORE", "DIGEST", "RUN"), rows)
+        print(f"\n{'PASSED' if passed else 'FAILED'}: {sum(r['passed'] for r in results)}/{len(results)} passed")
+    return 0 if passed else 1

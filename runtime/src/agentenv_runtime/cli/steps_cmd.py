@@ -1,0 +1,93 @@
+"""`agentenv steps …`: the step types installed plugins provide, and each one's fields."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from agentenv.cli.output import fail, print_json, print_table
+from agentenv.contracts import kinds
+from agentenv.plugins.host import get_host
+
+app = typer.Typer(help="Installed step types and their fields.", no_args_is_help=True, add_completion=False)
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def _type_name(annotation: Any) -> str:
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "").replace("Optional[", "None | [")
+
+
+def _fields(step: Any) -> list[dict[str, Any]]:
+    schema = step.Settings.model_json_schema()
+    required = set(schema.get("required", []))
+    rows = []
+    for name, field in step.Settings.model_fields.items():
+        prop = schema.get("properties", {}).get(name, {})
+        rows.append(
+            {
+                "name": name,
+                "type": _type_name(field.annotation),
+                "required": name in required,
+                "default": None if name in required else prop.get("default"),
+                "description": field.description or "",
+            }
+        )
+    return rows
+
+
+@app.command("list")
+def list_steps(as_json: JsonFlag = False) -> None:
+    """Every installed step type: name, distribution, version, description."""
+    host = get_host()
+    rows = []
+    for name, entry in sorted(host.usable(kinds.STEPS).items()):
+        info = host.find(entry.plugin)
+        rows.append(
+            {
+                "name": name,
+                "distribution": entry.dist,
+                "version": info.version if info else "",
+                "description": entry.obj.description,
+                "verifier": entry.obj.verifier,
+            }
+        )
+    if as_json:
+        print_json(rows)
+        return
+    print_table(
+        ("STEP", "DISTRIBUTION", "VERSION", "DESCRIPTION"),
+        [(r["name"], r["distribution"], r["version"], r["description"]) for r in rows],
+    )
+
+
+@app.command("show")
+def show(name: Annotated[str, typer.Argument(help="Step type name.")], as_json: JsonFlag = False) -> None:
+    """One step type's fields: type, default, description."""
+    steps = get_host().registry(kinds.STEPS)
+    if name not in steps:
+        fail(f"no step type {name!r}; see `agentenv steps list`")
+        return
+    entry = steps[name]
+    fields = _fields(entry.obj)
+    if as_json:
+        print_json(
+            {
+                "name": name,
+                "distribution": entry.dist,
+                "description": entry.obj.description,
+                "verifier": entry.obj.verifier,
+                "fields": fields,
+            }
+        )
+        return
+    print(f"{name}  ({entry.dist}){'  [verifier]' if entry.obj.verifier else ''}\n  {entry.obj.description}\n")
+    print_table(
+        ("FIELD", "TYPE", "DEFAULT", "DESCRIPTION"),
+        [
+            (f["name"], f["type"], "(required)" if f["required"] else repr(f["default"]), f["description"])
+            for f in fields
+        ],
+    )
+    print("\nEvery step also takes: id, type, depends_on, fail_task_on_error, retry.")

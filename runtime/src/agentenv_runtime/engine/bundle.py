@@ -1,0 +1,78 @@
+"""Bundles: a folder with `bundle.toml`, `tasks/`, `agents/`, `artifacts/`, `envs/` and `evals/`.
+
+`bundle.toml` names the plugins the bundle needs with version ranges; they are checked before anything
+runs, and a missing or out-of-range plugin is refused with the exact command that fixes it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentenv.contracts import kinds
+from agentenv.plugins.host import PluginHost
+
+from agentenv_runtime.engine.ranges import unmet_ranges
+from agentenv_runtime.engine.task import TaskError
+
+TASK_SUFFIXES = (".toml", ".json")
+
+
+@dataclass
+class Bundle:
+    name: str
+    path: Path
+    description: str = ""
+    requires: dict[str, str] = field(default_factory=dict)
+    default_tasks: list[str] = field(default_factory=list)
+
+    def task_files(self) -> dict[str, Path]:
+        folder = self.path / "tasks"
+        files = sorted(p for p in folder.glob("*") if p.suffix in TASK_SUFFIXES) if folder.is_dir() else []
+        return {p.stem: p for p in files}
+
+    def requirement_problems(self, host: PluginHost | None = None) -> list[str]:
+        """One message per plugin that is missing or out of range, each with its fix."""
+        where = f"{self.path / 'bundle.toml'}: field `requires"
+        return [
+            f"bundle {self.name!r} needs {dist}{spec}, "
+            + (f"but {dist} {have} is installed" if have else "which is not installed")
+            + f"; fix: agentenv plugin add '{dist}{spec}'"
+            for dist, spec, have in unmet_ranges(self.requires, host, where)
+        ]
+
+
+def read_bundle(path: Path) -> Bundle:
+    manifest = path / "bundle.toml"
+    try:
+        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TaskError(f"{manifest}: cannot read bundle manifest ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskError(f"{manifest}: invalid TOML: {exc}") from exc
+    requires = data.get("requires", {})
+    if not isinstance(requires, dict):
+        raise TaskError(f'{manifest}: field `requires` must be a table of distribution = "version range"')
+    for dist, spec in requires.items():
+        if not isinstance(spec, str):  # ranges themselves are checked (with `packaging`) before a run
+            raise TaskError(f'{manifest}: field `requires.{dist}`: {spec!r} is not a version range (e.g. ">=0.1,<0.2")')
+    return Bundle(
+        name=str(data.get("name", path.name)),
+        path=path,
+        description=str(data.get("description", "")),
+        requires=dict(requires),
+        default_tasks=list(data.get("tasks", [])),
+    )
+
+
+def find_bundle(target: str, host: PluginHost) -> Bundle:
+    """A bundle by folder path, or by the name an installed plugin registered it under."""
+    path = Path(target)
+    if (path / "bundle.toml").is_file():
+        return read_bundle(path.resolve())
+    installed = host.registry(kinds.BUNDLES)
+    if target in installed:
+        return read_bundle(Path(installed[target].obj.path))
+    known = ", ".join(sorted(installed)) or "none installed"
+    raise TaskError(f"no bundle {target!r}: not a folder with bundle.toml, nor an installed bundle ({known})")

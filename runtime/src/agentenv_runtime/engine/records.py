@@ -1,0 +1,48 @@
+"""Run records: the document store keeps one record per run, the object store keeps blobs beside it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentenv.config import Config
+from agentenv.contracts import DocumentStore, ObjectStore, kinds
+from agentenv.plugins.host import PluginHost
+
+RUNS = "runs"
+
+
+def open_store(kind: str, config: Config, host: PluginHost) -> Any:
+    """The backend `[store] <kind>` names, built with its settings from `[plugins.<dist>.<kind>]`."""
+    name = config.get(f"store.{kind}")
+    key = f"{kind}:{name}"
+    stores = host.registry(kinds.STORES)
+    if key not in stores:
+        have = ", ".join(sorted(k for k in stores if k.startswith(f"{kind}:"))) or "none installed"
+        raise LookupError(
+            f"[store] {kind} = {name!r} but no such {kind} store is installed ({have}); "
+            f"fix: add the plugin that provides it, or change [store] {kind} in your config"
+        )
+    entry = stores[key]
+    settings = config.plugin_settings(entry.dist).get(kind, {})
+    return entry.obj(settings)
+
+
+class Records:
+    def __init__(self, config: Config, host: PluginHost) -> None:
+        self.documents: DocumentStore = open_store("document", config, host)
+        self.objects: ObjectStore = open_store("object", config, host)
+
+    def save(self, record: dict[str, Any]) -> None:
+        self.documents.put(RUNS, record["id"], record)
+
+    def get(self, run_id: str) -> dict[str, Any]:
+        record = self.documents.get(RUNS, run_id)
+        if record is None:
+            matches = [r for r in self.documents.query(RUNS, limit=5000) if r["id"].startswith(run_id)]
+            if len(matches) != 1:
+                raise LookupError(f"no run {run_id!r}" if not matches else f"run id {run_id!r} is ambiguous")
+            record = matches[0]
+        return record
+
+    def list(self, limit: int = 20, **where: Any) -> list[dict[str, Any]]:
+        return self.documents.query(RUNS, where or None, limit=limit)

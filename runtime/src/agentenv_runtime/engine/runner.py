@@ -1,0 +1,287 @@
+"""One task run from start to record: preflight, pins, the DAG, trajectory, teardown, the run record.
+
+Whatever happens (a failed step, Ctrl-C), everything the run started is torn down and everything it
+recorded is kept: the record, the trajectory and, for a run that did not finish, the worlds' state so the
+run can be resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentenv import __version__ as KERNEL_VERSION
+from agentenv.config import Config
+from agentenv.plugins.host import PluginHost
+
+from agentenv_runtime.engine.context import CURRENT_STEP, RunContext
+from agentenv_runtime.engine.engine import Engine, Planned, StepRecord, preflight, score_of
+from agentenv_runtime.engine.ranges import unmet_ranges
+from agentenv_runtime.engine.records import Records
+from agentenv_runtime.engine.task import TaskError, TaskFile
+from agentenv_runtime.world.world import World
+
+
+def new_run_id() -> str:
+    return time.strftime("r%Y%m%d-%H%M%S-", time.gmtime()) + os.urandom(3).hex()
+
+
+def check_pins(task: TaskFile, host: PluginHost | None = None) -> None:
+    problems = [
+        f"{task.path}: field `pins.plugins.{dist}`: the task pins {dist}{spec}, but "
+        + (f"{dist} {have} is installed" if have else f"{dist} is not installed")
+        + f"; fix: agentenv plugin add '{dist}{spec}'"
+        for dist, spec, have in unmet_ranges(task.pins.plugins, host, f"{task.path}: field `pins.plugins")
+    ]
+    if problems:
+        raise TaskError("\n".join(problems))
+
+
+def combined_digest(ctx: RunContext) -> str | None:
+    worlds = ctx.resources_of(World)
+    if not worlds:
+        return None
+    if len(worlds) == 1:
+        return next(iter(worlds.values())).trajectory.digest()
+    lines = "".join(f"{key}:{world.trajectory.digest()}\n" for key, world in sorted(worlds.items()))
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+class TaskRunner:
+    """Runs tasks against one host, config and set of stores (reuse it for many rollouts)."""
+
+    def __init__(self, host: PluginHost, config: Config, *, logger: Callable[[str], None] | None = None) -> None:
+        self.host, self.config, self.logger = host, config, logger
+        self.records = Records(config, host)
+        installed = {i.dist: i.version for i in host.infos if i.status == "ok"}
+        self.plugin_versions = {"agentenv-kernel": KERNEL_VERSION, **installed}
+        self._planned: dict[Path, tuple[TaskFile, dict[str, Planned]]] = {}
+
+    def prepare(self, task: TaskFile, model: str | None = None) -> dict[str, Planned]:
+        """Pins and preflight, once per task file (rollouts of one task share the plan)."""
+        cached = self._planned.get(task.path)
+        if cached is None or cached[0] is not task:
+            check_pins(task, self.host)
+            configured = model or (self.config.raw("model.base_url") and self.config.raw("model.model"))
+            cached = (task, preflight(task, self.host, configured or None))
+            self._planned[task.path] = cached
+        return cached[1]
+
+    async def run(
+        self,
+        task: TaskFile,
+        *,
+        seed: int,
+        bundle: str | None = None,
+        bundle_dir: Path | None = None,
+        overrides: dict[str, Any] | None = None,
+        on_step: Callable[[str, StepRecord], None] | None = None,
+        resume: dict[str, Any] | None = None,
+        keep: bool = False,
+    ) -> dict[str, Any]:
+        planned = self.prepare(task, (overrides or {}).get("model"))
+        ctx = RunContext(
+            new_run_id(),
+            seed,
+            task.name,
+            task.path,
+            bundle_dir,
+            self.config,
+            self.host,
+            self.records.objects,
+            overrides=dict(overrides or {}),
+            artifact_pins=dict(task.pins.artifacts),
+            logger=self.logger,
+        )
+        record: dict[str, Any] = {
+            "id": ctx.run_id,
+            "task": task.name,
+            "task_file": str(task.path),
+            "bundle": bundle,
+            "seed": seed,
+            "status": "running",
+            "started_at": time.time(),
+            "plugin_versions": self.plugin_versions,
+            "pins": task.pins.model_dump(),
+            "overrides": ctx.overrides,
+            "resumed_from": resume["id"] if resume else None,
+        }
+        self.host.notify("run_started", run=dict(record))
+        skip = self._resumable(resume, planned) if resume else None
+
+        def observe(event: str, step: StepRecord) -> None:
+            if on_step:
+                on_step(event, step)
+            hook = "step_started" if event == "started" else "step_finished"
+            if event in ("started", "succeeded", "failed") and self.host.observes(hook):
+                self.host.notify(hook, run_id=ctx.run_id, step=dict(vars(step)))
+
+        engine = Engine(task, planned, ctx, observe, skip)
+        status = "failed"
+        try:
+            if resume:
+                await self._restore_worlds(resume, engine)
+            steps = await engine.run()
+            ok = all(
+                s.status == "succeeded" or (s.status == "failed" and not planned[s.id].decl.fail_task_on_error)
+                for s in steps.values()
+            )
+            status = "succeeded" if ok else "failed"
+        except asyncio.CancelledError:
+            status = "cancelled"
+            raise
+        finally:
+            self._finish(record, ctx, engine, planned, status, keep)
+        return record
+
+    def _finish(
+        self,
+        record: dict[str, Any],
+        ctx: RunContext,
+        engine: Engine,
+        planned: dict[str, Planned],
+        status: str,
+        keep: bool,
+    ) -> None:
+        score = score_of(engine.task, planned, engine.records)
+        passed = status == "succeeded" and (score is None or score >= engine.task.pass_threshold)
+        digest = combined_digest(ctx)
+        save_errors = []
+        for key, world in ctx.resources_of(World).items():
+            try:  # a served world whose server died must not stop the teardown below
+                trajectory_key = f"runs/{ctx.run_id}/{key}.trajectory.jsonl"
+                self.records.objects.put(trajectory_key, world.trajectory.to_jsonl())
+                record.setdefault("trajectories", {})[key] = trajectory_key
+                if status != "succeeded" or keep:
+                    snapshot_key = f"runs/{ctx.run_id}/{key}.snapshot"
+                    self.records.objects.put(snapshot_key, world.snapshot())
+                    record.setdefault("world_snapshots", {})[key] = snapshot_key
+            except Exception as exc:
+                save_errors.append(f"saving world {key}: {type(exc).__name__}: {exc}")
+        errors = save_errors + ([] if keep else ctx.teardown_all())
+        record.update(
+            status=status,
+            passed=passed,
+            score=score,
+            trajectory_digest=digest,
+            finished_at=time.time(),
+            steps=[dict(vars(s)) for s in engine.records.values()],  # outputs are already JSON data
+            teardown_errors=errors,
+            verifiers={
+                sid: r.output
+                for sid, r in engine.records.items()
+                if planned[sid].step.verifier and r.status == "succeeded"
+            },
+            kept=[key for key, _ in ctx.teardowns] if keep else [],
+        )
+        self.records.save(record)
+        self.host.notify("run_finished", run=dict(record))
+
+    @staticmethod
+    def _resumable(resume: dict[str, Any], planned: dict[str, Planned]) -> dict[str, StepRecord]:
+        """Steps of the stored run that succeeded and need not run again (deploy steps always re-run)."""
+        done = {}
+        for step in resume.get("steps", []):
+            plan = planned.get(step["id"])
+            if plan and step["status"] == "succeeded" and not plan.step.creates_resources:
+                done[step["id"]] = StepRecord(**step)
+        return done
+
+    async def _restore_worlds(self, resume: dict[str, Any], engine: Engine) -> None:
+        """Re-deploy what the stored run had deployed, then put each world back in the state it left it in.
+
+        Deploy steps the stored run never finished are left to the DAG, so they still run after their dependencies.
+        """
+        done = {step["id"] for step in resume.get("steps", []) if step["status"] == "succeeded"}
+        deploy = [sid for sid, plan in engine.planned.items() if plan.step.creates_resources and sid in done]
+        for step_id in deploy:
+            plan = engine.planned[step_id]
+            token = CURRENT_STEP.set(step_id)  # `ctx.step_id` names the step, as in a normal run
+            try:
+                engine.ctx.outputs[step_id] = await plan.step.execute(plan.settings, engine.ctx) or {}
+            finally:
+                CURRENT_STEP.reset(token)
+            engine.records[step_id] = StepRecord(
+                step_id, plan.decl.type, "succeeded", 1, time.time(), 0.0, engine.ctx.outputs[step_id]
+            )
+        for key, object_key in (resume.get("world_snapshots") or {}).items():
+            worlds = engine.ctx.resources_of(World)
+            if key in worlds:
+                worlds[key].restore(self.records.objects.get(object_key))
+
+
+def summary_of(record: dict[str, Any]) -> dict[str, Any]:
+    """What `agentenv run --json` reports of one run."""
+    return {
+        "name": record["task"],
+        "status": record["status"],
+        "passed": record["passed"],
+        "score": record["score"],
+        "trajectory_digest": record["trajectory_digest"],
+        "run_id": record["id"],
+        "seed": record["seed"],
+    }
+
+
+def _rollout_worker(job: tuple[str, str | None, str | None, list[int], dict[str, Any]]) -> list[dict[str, Any]]:
+    """One worker process: its own plugin host, config and stores; runs its share of the seeds in order."""
+    from agentenv.config import load_config
+    from agentenv.plugins.host import get_host
+
+    from agentenv_runtime.engine.task import read_task
+
+    task_path, bundle, bundle_dir, seeds, overrides = job
+    runner = TaskRunner(get_host(), load_config())
+    task = read_task(Path(task_path))
+
+    async def rollouts() -> list[dict[str, Any]]:
+        return [
+            summary_of(
+                await runner.run(
+                    task,
+                    seed=seed,
+                    bundle=bundle,
+                    bundle_dir=Path(bundle_dir) if bundle_dir else None,
+                    overrides=overrides,
+                )
+            )
+            for seed in seeds
+        ]
+
+    return asyncio.run(rollouts())
+
+
+def run_parallel(
+    task: TaskFile,
+    seeds: list[int],
+    workers: int,
+    *,
+    bundle: str | None,
+    bundle_dir: Path | None,
+    overrides: dict[str, Any],
+    on_done: Callable[[dict[str, Any]], None],
+) -> list[dict[str, Any]]:
+    """Rollouts of one task across `workers` processes (worlds stay in-process inside each worker).
+
+    Seeds are dealt round-robin in chunks so progress arrives while the run goes on; results come back in
+    seed order. Each worker writes its own run records to the configured stores.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunk = max(1, min(50, len(seeds) // (workers * 4) or 1))
+    jobs = [
+        (str(task.path), bundle, str(bundle_dir) if bundle_dir else None, seeds[i : i + chunk], overrides)
+        for i in range(0, len(seeds), chunk)
+    ]
+    results: list[dict[str, Any]] = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for batch in pool.map(_rollout_worker, jobs):
+            for summary in batch:
+                on_done(summary)
+            results.extend(batch)
+    return results

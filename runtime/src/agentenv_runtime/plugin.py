@@ -1,0 +1,49 @@
+"""The runtime's contributions, registered through the same hooks as any plugin's: the four built-in trigger
+kinds and the commands that build, run and inspect worlds and tasks."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from agentenv.contracts.cli import CliCommand
+from agentenv.contracts.ref import ClassRef
+from agentenv.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from agentenv.contracts import TriggerKind
+
+_TRIGGERS = "agentenv_runtime.world.triggers"
+_CLI = "agentenv_runtime.cli"
+
+
+@hookimpl
+def agentenv_register_trigger_kinds() -> list[ClassRef | type[TriggerKind[Any]]]:
+    return [
+        ClassRef("time", f"{_TRIGGERS}:TimeTrigger"),
+        ClassRef("tool_call", f"{_TRIGGERS}:ToolCallTrigger"),
+        ClassRef("state", f"{_TRIGGERS}:StateTrigger"),
+        ClassRef("persona", f"{_TRIGGERS}:PersonaTrigger"),
+    ]
+
+
+@hookimpl
+def agentenv_register_cli_commands() -> list[CliCommand]:
+    return [
+        CliCommand("run", "Run a bundle's tasks or a task file, and grade them.", f"{_CLI}.run_cmd:main", argv=True),
+        CliCommand("runs", "List stored runs, show one, print its trajectory.", f"{_CLI}.runs_cmd:app"),
+        CliCommand("env", "List installed envs and print Environment Cards.", f"{_CLI}.env_cmd:app"),
+        CliCommand("steps", "List installed step types; show one's fields.", f"{_CLI}.steps_cmd:app"),
+        CliCommand("sandbox", "List sandboxes that runs started; prune leftovers.", f"{_CLI}.sandbox_cmd:app"),
+        CliCommand("task", "Task file tools (the JSON Schema for editors).", f"{_CLI}.task_cmd:app"),
+    ]
+
+
+if os.environ.get("AGENTENV_EVENTS"):  # the event log's observers exist only when it is asked for
+    from agentenv_runtime.events import (  # noqa: F401 - pluggy registers what this module holds
+        agentenv_run_finished,
+        agentenv_run_started,
+        agentenv_step_finished,
+        agentenv_step_started,
+        agentenv_tool_called,
+    )

@@ -1,0 +1,495 @@
+"""A world: several envs behind one tool namespace, with a shared clock, triggers, RBAC and a trajectory.
+
+Every tool call goes through `World.call`: access check, argument validation (by the env), the call in
+a savepoint, the trajectory record, then the triggers the event fires. Hot-path work is kept to
+dictionary lookups so the overhead over calling the tool function directly stays in microseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from agentenv.contracts.agent import ToolAccess
+from agentenv.contracts.trigger import Message, ToolCallEvent, TriggerKind
+from pydantic import ValidationError
+
+from agentenv_runtime.env.env import Env
+from agentenv_runtime.env.tool import ToolSpec, argument_errors
+from agentenv_runtime.world.clock import ClockMode, VirtualClock
+from agentenv_runtime.world.rbac import DEFAULT_ROLE, Rbac
+from agentenv_runtime.world.trajectory import Trajectory
+from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS, Action, TriggerDef
+
+MAX_TRIGGER_DEPTH = 8
+SNAPSHOT_MAGIC = b"AEWORLD1"
+GET_TIME = "get_time"
+Responder = Callable[[str, Message, str], str]
+"""(persona, message being answered, instruction) → reply text; set when a model is configured."""
+
+
+class WorldError(ValueError):
+    """A world definition that cannot work (ambiguous names, unknown env or trigger kind, bad trigger)."""
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    result: Any = None
+    error: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": True, "result": self.result} if self.error is None else {"ok": False, "error": self.error}
+
+
+@dataclass
+class _Armed:
+    """A registered trigger and its runtime state (part of every snapshot)."""
+
+    definition: TriggerDef
+    kind: TriggerKind[Any]
+    fired: int = 0
+    next_at: datetime | None = None
+    last_holds: bool = False
+    enabled: bool = True
+
+    @property
+    def spent(self) -> bool:
+        """Fired, and neither the definition nor the kind asks for more."""
+        return self.fired > 0 and not (self.definition.repeat or self.kind.repeats())
+
+
+class World:
+    def __init__(
+        self,
+        envs: Iterable[Env],
+        *,
+        name: str | None = None,
+        roles: Mapping[str, Any] | None = None,
+        trigger_kinds: Mapping[str, type[TriggerKind[Any]]] | None = None,
+        seed: int = 0,
+        clock: VirtualClock | None = None,
+    ) -> None:
+        self.envs: dict[str, Env] = {}
+        for env in envs:
+            if env.name in self.envs:
+                raise WorldError(f"env {env.name!r} appears twice in the world; compose each app once")
+            self.envs[env.name] = env
+        self.name = name or "+".join(self.envs)
+        self.seed = seed
+        self.clock = clock or VirtualClock()
+        for env in self.envs.values():
+            env.clock = self.clock
+        self.rbac = Rbac(dict(roles or {}))
+        self.trigger_kinds = dict(trigger_kinds or {k.name: k for k in BUILTIN_TRIGGER_KINDS})
+        self.triggers: dict[str, _Armed] = {}
+        self.trajectory = Trajectory()
+        self.responder: Responder | None = None
+        self.on_tool_call: Callable[[dict[str, Any]], None] | None = None
+        """Told of every recorded tool call (the `agentenv_tool_called` hook when a plugin implements it)."""
+        self.tools: dict[str, tuple[Env, ToolSpec]] = self._namespace()
+
+    def _namespace(self) -> dict[str, tuple[Env, ToolSpec]]:
+        """One flat tool namespace: a name two apps share is qualified as `<env>_<tool>` for both."""
+        owners: dict[str, list[Env]] = {}
+        for env in self.envs.values():
+            for tool_name in env.tool_specs():
+                owners.setdefault(tool_name, []).append(env)
+        table: dict[str, tuple[Env, ToolSpec]] = {}
+        for tool_name, envs in owners.items():
+            for env in envs:
+                public = tool_name if len(envs) == 1 else f"{env.name}_{tool_name}"
+                if public in table or public == GET_TIME:
+                    raise WorldError(f"tool name {public!r} is ambiguous in world {self.name!r}; rename one")
+                table[public] = (env, env.tool_specs()[tool_name])
+        return table
+
+    def add_env(self, env: Env) -> None:
+        """Add an app to a built world (an upstream server's tools, say): same clock, one namespace."""
+        if env.name in self.envs:
+            raise WorldError(f"world {self.name!r} already has an env named {env.name!r}; pick another name")
+        env.clock = self.clock
+        self.envs[env.name] = env
+        self.tools = self._namespace()
+
+    def env(self, name: str) -> Env:
+        if name not in self.envs:
+            raise WorldError(f"world {self.name!r} has no env {name!r} (envs: {', '.join(self.envs)})")
+        return self.envs[name]
+
+    # ---- tools -------------------------------------------------------------------------------------
+    def tool_names(self, role: str = DEFAULT_ROLE) -> list[str]:
+        """The names of the role's tools; cheaper than `list_tools`, which builds every input schema."""
+        names = [public for public in self.tools if self.rbac.permits(role, public)]
+        return [*names, GET_TIME] if self.clock.armed and self.rbac.permits(role, GET_TIME) else names
+
+    def list_tools(self, role: str = DEFAULT_ROLE) -> list[dict[str, Any]]:
+        """The role's tools with their input schemas (tools outside the role never appear)."""
+        tools = [
+            spec.describe() | {"name": public}
+            for public, (_, spec) in self.tools.items()
+            if self.rbac.permits(role, public)
+        ]
+        if self.clock.armed and self.rbac.permits(role, GET_TIME):
+            tools.append(
+                {
+                    "name": GET_TIME,
+                    "description": "The current time in the world.",
+                    "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+                }
+            )
+        return tools
+
+    def tool_access(self, role: str = DEFAULT_ROLE) -> ToolAccess:
+        """How an agent acting as `role` reaches this world (a served world answers with a network client)."""
+        return WorldToolAccess(self, role)
+
+    def now(self) -> datetime:
+        """The world's virtual time (UTC)."""
+        return self.clock.now()
+
+    def query(self, env: str, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Rows of a SQL query on one env's state (what state triggers and verifiers read)."""
+        return self.env(env).query(sql, tuple(params))
+
+    def call(self, tool: str, arguments: dict[str, Any] | None = None, role: str = DEFAULT_ROLE) -> ToolOutcome:
+        """Call a tool as `role` through every world rule."""
+        self._fire_due()
+        return self._call(tool, arguments or {}, role, None, 0)
+
+    def _call(self, tool: str, args: dict[str, Any], role: str, by: str | None, depth: int) -> ToolOutcome:
+        now = self.clock.now().isoformat()
+        entry = self.tools.get(tool)
+        message = None
+        result: Any
+        error: dict[str, Any] | None
+        if not self.rbac.permits(role, tool):
+            result, error = (
+                None,
+                {
+                    "code": "forbidden",
+                    "message": f"role {role!r} may not call {tool!r}; it is not in the role's tool set",
+                },
+            )
+        elif tool == GET_TIME and self.clock.armed:
+            result, error = self._get_time(args)
+        elif entry is None:
+            result, error = (
+                None,
+                {
+                    "code": "unknown_tool",
+                    "message": f"no tool {tool!r} in world {self.name!r}; list_tools shows what exists",
+                },
+            )
+        else:
+            env, spec = entry
+            result, error = env.call(spec.name, args)
+            if error is None and not spec.read_only and self._watch_messages:
+                message = env.describe_message(spec.name, args, result)
+        event = self.trajectory.record(
+            "tool_call", now, role=role, tool=tool, args=args, result=result, error=error, trigger=by
+        )
+        if self.on_tool_call is not None:
+            self.on_tool_call(event)
+        outcome = ToolOutcome(result, error)
+        if self.triggers:
+            self._react(ToolCallEvent(role, tool, args, result, error, message, by), depth)
+        return outcome
+
+    def _get_time(self, args: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+        if args:
+            return None, {
+                "code": "invalid_arguments",
+                "message": "get_time takes no arguments",
+                "errors": [{"field": k, "message": "Extra inputs are not permitted"} for k in args],
+            }
+        now = self.clock.now()
+        return {
+            "utc": now.isoformat(),
+            "timezone": self.clock.timezone,
+            "local": self.clock.local(now).isoformat(),
+        }, None
+
+    @property
+    def _watch_messages(self) -> bool:
+        return any(a.definition.kind in ("persona", "tool_call") for a in self.triggers.values())
+
+    # ---- triggers ----------------------------------------------------------------------------------
+    def add_trigger(self, definition: TriggerDef | dict[str, Any]) -> None:
+        """Validate and arm a trigger; errors name the trigger id and field."""
+        try:
+            trigger = definition if isinstance(definition, TriggerDef) else TriggerDef.model_validate(definition)
+        except ValidationError as exc:
+            raise WorldError(f"trigger {dict(definition).get('id', '?')}: {argument_errors(exc)['message']}") from exc
+        kind_cls = self.trigger_kinds.get(trigger.kind)
+        if kind_cls is None:
+            raise WorldError(
+                f"trigger {trigger.id}: unknown kind {trigger.kind!r} "
+                f"(installed: {', '.join(sorted(self.trigger_kinds))})"
+            )
+        if trigger.id in self.triggers:
+            raise WorldError(f"trigger {trigger.id}: a trigger with this id is already registered")
+        try:
+            settings = kind_cls.Settings.model_validate(trigger.when)
+        except ValidationError as exc:
+            raise WorldError(f"trigger {trigger.id}: when.{argument_errors(exc)['message']}") from exc
+        for action in trigger.actions:
+            if action.call_tool and action.call_tool.tool not in self.tools and action.call_tool.tool != GET_TIME:
+                raise WorldError(f"trigger {trigger.id}: actions.call_tool.tool: no tool {action.call_tool.tool!r}")
+        armed = _Armed(trigger, kind_cls(settings))
+        if getattr(kind_cls, "edge", False):
+            holds = getattr(armed.kind, "holds", None)
+            armed.last_holds = bool(holds(self)) if holds else False
+        self.triggers[trigger.id] = armed
+        self._schedule(armed, self.clock.now() - timedelta(microseconds=1))
+
+    def set_clock(
+        self,
+        start: str | datetime | None = None,
+        *,
+        mode: ClockMode | None = None,
+        rate: float | None = None,
+        timezone: str | None = None,
+    ) -> None:
+        """Set (arm) the shared clock and re-plan every time trigger against the new time."""
+        self.clock.set(start, mode=mode, rate=rate, timezone=timezone)
+        after = self.clock.now() - timedelta(microseconds=1)
+        for armed in self.triggers.values():
+            self._schedule(armed, after)
+
+    def set_tool_access(
+        self, role: str, *, enable: Iterable[str] = (), disable: Iterable[str] = (), by: str | None = None
+    ) -> None:
+        """Change a role's tools mid-run and record the change in the trajectory."""
+        enable, disable = list(enable), list(disable)
+        self.rbac.change(role, enable=enable, disable=disable)
+        self.trajectory.record("access", self.clock.now().isoformat(), role=role, enable=enable, disable=disable, by=by)
+
+    def remove_trigger(self, trigger_id: str) -> bool:
+        return self.triggers.pop(trigger_id, None) is not None
+
+    def _schedule(self, armed: _Armed, after: datetime) -> None:
+        armed.next_at = armed.kind.next_due(after) if self.clock.armed and not armed.spent else None
+        times = getattr(armed.kind.settings, "times", None)
+        if times is not None and armed.fired >= times:
+            armed.next_at = None
+
+    def _next_due(self) -> _Armed | None:
+        due = [a for a in self.triggers.values() if a.enabled and a.next_at is not None]
+        return min(due, key=lambda a: (a.next_at, a.definition.id)) if due else None
+
+    def _fire_due(self, until: datetime | None = None) -> int:
+        """Fire time triggers due by `until` (default: now), in time order, each at its own virtual time."""
+        if not self.clock.armed or not self.triggers:
+            return 0
+        limit = until or self.clock.now()
+        fired = 0
+        while (armed := self._next_due()) is not None and armed.next_at is not None and armed.next_at <= limit:
+            due = armed.next_at
+            if self.clock.mode != "scaled":
+                self.clock.advance_to(due)
+            self._fire(armed, None, 0, at=due)
+            self._schedule(armed, due)
+            fired += 1
+        return fired
+
+    def advance(self, seconds: float) -> int:
+        """Move virtual time forward, firing every time trigger due on the way; returns how many fired."""
+        target = self.clock.now() + timedelta(seconds=seconds)
+        fired = self._fire_due(target)
+        self.clock.advance_to(target)
+        return fired
+
+    def run_until_idle(self, until: datetime | str | None = None, max_events: int = 1_000_000) -> int:
+        """Event-driven: jump from one scheduled trigger to the next until none is left (or `until`)."""
+        from agentenv_runtime.world.clock import parse_time
+
+        limit = parse_time(until, field="until") if until is not None else None
+        fired = 0
+        while fired < max_events and (armed := self._next_due()) is not None and armed.next_at is not None:
+            if limit is not None and armed.next_at > limit:
+                break
+            fired += self._fire_due(armed.next_at)
+        if limit is not None and limit > self.clock.now():
+            self.clock.advance_to(limit)
+        return fired
+
+    def _react(self, event: ToolCallEvent, depth: int) -> None:
+        for armed in list(self.triggers.values()):
+            if not armed.enabled or armed.next_at is not None:
+                continue
+            if armed.spent:
+                continue
+            holds = armed.kind.on_event(event, self)
+            if getattr(armed.kind, "edge", False):
+                rising, armed.last_holds = holds and not armed.last_holds, holds
+                holds = rising
+            if holds:
+                self._fire(armed, event, depth + 1)
+
+    def _fire(self, armed: _Armed, event: ToolCallEvent | None, depth: int, at: datetime | None = None) -> None:
+        armed.fired += 1
+        trigger_id = armed.definition.id
+        when = (at or self.clock.now()).isoformat()
+        if depth > MAX_TRIGGER_DEPTH:
+            self.trajectory.record(
+                "trigger",
+                when,
+                trigger=trigger_id,
+                trigger_kind=armed.definition.kind,
+                error={"code": "trigger_loop", "message": f"nested deeper than {MAX_TRIGGER_DEPTH}"},
+            )
+            return
+        self.trajectory.record(
+            "trigger",
+            when,
+            trigger=trigger_id,
+            trigger_kind=armed.definition.kind,
+            cause=event.tool if event else None,
+        )
+        for action in armed.definition.actions:
+            self._run_action(action, armed, event, depth)
+
+    def _run_action(self, action: Action, armed: _Armed, event: ToolCallEvent | None, depth: int) -> None:
+        trigger_id = armed.definition.id
+        if action.call_tool is not None:
+            self._call(action.call_tool.tool, dict(action.call_tool.args), action.call_tool.role, trigger_id, depth)
+        elif action.set_tool_access is not None:
+            change = action.set_tool_access
+            self.set_tool_access(change.role, enable=change.enable, disable=change.disable, by=trigger_id)
+        elif action.reply is not None:
+            self._reply(action, armed, event, depth)
+
+    def _reply(self, action: Action, armed: _Armed, event: ToolCallEvent | None, depth: int) -> None:
+        reply = action.reply
+        assert reply is not None
+        now = self.clock.now().isoformat()
+        message = event.message if event else None
+        if message is None:
+            self.trajectory.record(
+                "reply",
+                now,
+                trigger=armed.definition.id,
+                error={"code": "no_message", "message": "a reply action needs a trigger fired by a message"},
+            )
+            return
+        sender = reply.sender or getattr(armed.kind.settings, "persona", None) or message.recipients[0]
+        text = reply.text
+        if reply.llm and self.responder is not None:
+            try:
+                text = self.responder(sender, message, reply.text)
+            except Exception as exc:  # a model outage must not break the agent's tool call
+                failure = {"code": "responder_failed", "message": str(exc)}
+                self.trajectory.record("reply", now, trigger=armed.definition.id, sender=sender, error=failure)
+                return
+        env = self.env(message.env)
+        result, error = env.atomic("reply", env.deliver_reply, message=message, sender=sender, text=text)
+        self.trajectory.record(
+            "reply",
+            now,
+            trigger=armed.definition.id,
+            env=env.name,
+            sender=sender,
+            text=text,
+            result=result,
+            error=error,
+        )
+
+    # ---- state -------------------------------------------------------------------------------------
+    def _rules_state(self) -> dict[str, Any]:
+        return {
+            "clock": self.clock.state(),
+            "rbac": self.rbac.state(),
+            "triggers": [
+                {
+                    "definition": a.definition.model_dump(),
+                    "fired": a.fired,
+                    "last_holds": a.last_holds,
+                    "enabled": a.enabled,
+                    "next_at": a.next_at.isoformat() if a.next_at else None,
+                }
+                for a in self.triggers.values()
+            ],
+        }
+
+    def snapshot(self) -> bytes:
+        """The whole world (every env's state, clock, roles, triggers) as bytes; the trajectory is not state."""
+        blobs = {name: env.snapshot() for name, env in self.envs.items()}
+        header = json.dumps({"rules": self._rules_state(), "sizes": {n: len(b) for n, b in blobs.items()}}).encode()
+        return SNAPSHOT_MAGIC + struct.pack(">I", len(header)) + header + b"".join(blobs.values())
+
+    def restore(self, data: bytes) -> None:
+        if not data.startswith(SNAPSHOT_MAGIC):
+            raise WorldError("not a world snapshot (bad magic); was it made by World.snapshot()?")
+        offset = len(SNAPSHOT_MAGIC)
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        header = json.loads(data[offset + 4 : offset + 4 + length])
+        if set(header["sizes"]) != set(self.envs):
+            raise WorldError(f"snapshot holds envs {sorted(header['sizes'])}, this world has {sorted(self.envs)}")
+        position = offset + 4 + length
+        for name, size in header["sizes"].items():
+            self.envs[name].restore(data[position : position + size])
+            position += size
+        self._load_rules(header["rules"])
+
+    def _load_rules(self, rules: dict[str, Any]) -> None:
+        self.clock.load_state(rules["clock"])
+        self.rbac.load_state(rules["rbac"])
+        self.triggers = {}
+        for saved in rules["triggers"]:
+            definition = TriggerDef.model_validate(saved["definition"])
+            kind_cls = self.trigger_kinds[definition.kind]
+            armed = _Armed(definition, kind_cls(kind_cls.Settings.model_validate(definition.when)))
+            armed.fired, armed.last_holds, armed.enabled = (
+                saved["fired"],
+                saved["last_holds"],
+                saved["enabled"],
+            )
+            armed.next_at = datetime.fromisoformat(saved["next_at"]) if saved["next_at"] else None
+            self.triggers[definition.id] = armed
+
+    def fork(self) -> World:
+        """An independent world in the same state; envs fork by memory copy, rules by value."""
+        clone = World(
+            [env.fork() for env in self.envs.values()],
+            name=self.name,
+            seed=self.seed,
+            trigger_kinds=self.trigger_kinds,
+            clock=VirtualClock(),
+        )
+        clone._load_rules(self._rules_state())
+        clone.responder, clone.on_tool_call = self.responder, self.on_tool_call
+        clone.trajectory = self.trajectory.copy()
+        return clone
+
+    def reset(self) -> None:
+        """Every env back to its loaded state; triggers and trajectory are cleared."""
+        for env in self.envs.values():
+            env.reset()
+        self.triggers.clear()
+        self.trajectory = Trajectory()
+
+    def export(self) -> dict[str, Any]:
+        return {name: env.export() for name, env in self.envs.items()}
+
+
+class WorldToolAccess:
+    """`agentenv.contracts.ToolAccess` over an in-process world, as one role."""
+
+    def __init__(self, world: World, role: str = DEFAULT_ROLE) -> None:
+        self.world = world
+        self.role = role
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return self.world.list_tools(self.role)
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """`{"ok": true, "result": …}` or `{"ok": false, "error": {"code", "message", …}}`."""
+        return self.world.call(name, arguments, role=self.role).to_dict()

@@ -1,0 +1,114 @@
+"""The pytest plugin of agentenv-testing (entry point `pytest11`, active wherever the package is installed).
+
+Fixtures:
+- `agentenv_config`: a temporary `.agentenv/config.toml` (local stores under the test's folder), named by
+  `AGENTENV_CONFIG` for the test, loaded as a `Config`;
+- `agentenv_host`: a fresh plugin host of the installed plugins, the process-wide one reset around the test;
+- `plugin_host_of`: `PluginHost.of`, a host of exactly the plugin objects a test gives (no entry points);
+- `agentenv_runs`: a `TaskRuns` that runs tasks for real with temporary stores and reads back their records;
+- `plugin_site`: a folder on `sys.path` where `agentenv_testing.installs.install_fixture_plugin` installs
+  throw-away distributions that discovery finds like pip-installed ones (forgotten after the test);
+- `agentenv_cli`: runs the `agentenv` dispatcher in this process with a fresh plugin host; returns a
+  `CliResult` (exit code, stdout, stderr).
+
+Only the standard library and the kernel are imported here, so having the plugin installed costs every
+pytest session nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from agentenv.config import Config
+    from agentenv.plugins.host import PluginHost
+
+    from agentenv_testing.installs import CliResult
+    from agentenv_testing.tasks import TaskRuns
+
+
+def write_local_config(folder: Path) -> Path:
+    """`folder/.agentenv/config.toml` with the local stores under `folder`; returns its path."""
+    path = folder / ".agentenv" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "[plugins.agentenv-store-local.document]\n"
+        f"path = {str(folder / 'records.sqlite3')!r}\n"
+        "[plugins.agentenv-store-local.object]\n"
+        f"root = {str(folder / 'objects')!r}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture
+def agentenv_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
+    from agentenv.config import CONFIG_VAR, load_config
+
+    path = write_local_config(tmp_path)
+    monkeypatch.setenv(CONFIG_VAR, str(path))
+    return load_config()
+
+
+@pytest.fixture
+def agentenv_host() -> Iterator[PluginHost]:
+    from agentenv.plugins.host import get_host, reset_host
+
+    reset_host()
+    yield get_host()
+    reset_host()
+
+
+@pytest.fixture
+def plugin_host_of() -> Callable[..., PluginHost]:
+    from agentenv.plugins.host import PluginHost
+
+    return PluginHost.of
+
+
+@pytest.fixture
+def agentenv_runs(tmp_path: Path) -> TaskRuns:
+    from agentenv_testing.tasks import TaskRuns
+
+    return TaskRuns(tmp_path)
+
+
+@pytest.fixture
+def plugin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    from agentenv.plugins.compat import installed_version
+    from agentenv.plugins.host import reset_host
+
+    root = tmp_path / "site"
+    root.mkdir()
+    monkeypatch.syspath_prepend(str(root))
+    installed_version.cache_clear()
+    reset_host()
+    yield root
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(root)):
+            del sys.modules[name]
+    installed_version.cache_clear()
+    reset_host()
+
+
+@pytest.fixture
+def agentenv_cli(capsys: pytest.CaptureFixture[str]) -> Iterator[Callable[..., CliResult]]:
+    from agentenv.cli.main import main
+    from agentenv.plugins.host import reset_host
+
+    from agentenv_testing.installs import CliResult
+
+    def run(*args: str) -> CliResult:
+        reset_host()
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return CliResult(list(args), code, out, err)
+
+    yield run
+    reset_host()  # the next test must not see a host built under this test's env vars and sys.path

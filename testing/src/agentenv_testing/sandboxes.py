@@ -1,0 +1,199 @@
+"""Conformance kit for sandbox providers: subclass it, provide `make_provider`, and pytest runs the contract.
+
+    from agentenv_testing.sandboxes import SandboxProviderConformance
+
+    class TestDockerProvider(SandboxProviderConformance):
+        image = "python:3.11-slim"
+        supports_limits = True
+
+        def make_provider(self, tmp_path: Path) -> SandboxProvider:
+            return DockerProvider({"network": f"kit-{tmp_path.name}"})
+
+The class attributes say what the provider honours; a spec it does not honour must be refused with
+`SpecRefused` whose message names the field. The tests use only `agentenv.contracts.sandbox`: commands go
+through `sh`, relative file paths and commands share one working folder, and the port test runs
+`serve_command` (stdlib `python3 -m http.server`) inside the sandbox. Every sandbox a test creates is torn
+down afterwards, even when the test fails (a subclass overriding `teardown_method` must call super). This
+module does not import pytest; test methods take pytest's `tmp_path` fixture by name.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from agentenv.contracts.sandbox import NetworkPolicy, Sandbox, SandboxProvider, SandboxSpec, SpecRefused
+
+
+def _refusal(call: Callable[[], object]) -> SpecRefused:
+    """The SpecRefused `call` raised; AssertionError when it raised nothing."""
+    try:
+        call()
+    except SpecRefused as exc:
+        return exc
+    raise AssertionError(f"expected SpecRefused from {call!r}, but the spec was accepted")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _poll(url: str, seconds: float, *, serving: bool) -> bytes | None:
+    """Fetch `url` until it answers (`serving`) or stops answering; the last body, None when not answering."""
+    deadline, body = time.monotonic() + seconds, None
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                body = response.read()
+        except urllib.error.HTTPError as exc:  # the server answers (404 …) unless a proxy in front says 5xx
+            body = exc.read() if exc.code < 500 else None
+        except OSError:  # refused, reset, timed out
+            body = None
+        if (body is not None) == serving:
+            return body
+        time.sleep(0.2)
+    return body
+
+
+class SandboxProviderConformance:
+    """The `SandboxProvider` / `Sandbox` contract: exec, env, files, ports, teardown, labels, refusals."""
+
+    supports_vm: bool = False
+    supports_network_allowlist: bool = False
+    supports_ports: bool = True
+    supports_limits: bool = False
+    image: str | None = None
+    mode: str = "container"
+    """The mode the kit's sandboxes are made in (`vm` for a provider that offers only VMs)."""
+    """Image every test sandbox is created from (None for providers that take none)."""
+    serve_command: str = "python3 -m http.server {port} --bind 0.0.0.0 >/dev/null 2>&1 &"
+    """Shell command that starts a background HTTP server on `{port}`, serving the working folder."""
+    ready_seconds: float = 60.0
+    """How long the port test waits for the server to answer, then to go (a limit, not a timing check)."""
+
+    def make_provider(self, tmp_path: Path) -> SandboxProvider:
+        """Return the provider under test; override in the subclass."""
+        raise NotImplementedError(f"{type(self).__name__} must define make_provider(self, tmp_path)")
+
+    def teardown_method(self, method: object) -> None:
+        made: list[Sandbox] = self.__dict__.pop("_made", [])
+        for sandbox in made:
+            sandbox.teardown()
+
+    def create(self, provider: SandboxProvider, run: str | None = None, **fields: Any) -> Sandbox:
+        """A sandbox from `fields` labelled with run id `run` (fresh when None), torn down after the test."""
+        labels = {"agentenv.run": run or self.new_run_id(), **fields.pop("labels", {})}
+        fields.setdefault("mode", self.mode)
+        sandbox = provider.create(SandboxSpec(image=self.image, labels=labels, **fields))
+        self.__dict__.setdefault("_made", []).append(sandbox)
+        return sandbox
+
+    def new_run_id(self) -> str:
+        return f"kit-{secrets.token_hex(6)}"
+
+    def test_create_and_status(self, tmp_path: Path) -> None:
+        provider = self.make_provider(tmp_path)
+        assert isinstance(provider, SandboxProvider) and provider.name
+        usable, reason = provider.available()
+        assert usable, f"provider {provider.name!r} is not available here: {reason}"
+        assert ("vm" in provider.modes) == self.supports_vm
+        run = self.new_run_id()
+        sandbox = self.create(provider, run)
+        assert isinstance(sandbox, Sandbox)
+        assert isinstance(sandbox.id, str) and sandbox.id
+        assert sandbox.labels.get("agentenv.run") == run
+        assert sandbox.status() == "running"
+
+    def test_exec_output_and_exit_codes(self, tmp_path: Path) -> None:
+        sandbox = self.create(self.make_provider(tmp_path))
+        ok = sandbox.exec(["echo", "hello"])
+        assert (ok.exit_code, ok.stdout) == (0, "hello\n")
+        mixed = sandbox.exec(["sh", "-c", "echo out; echo err >&2; exit 3"])
+        assert (mixed.exit_code, mixed.stdout, mixed.stderr) == (3, "out\n", "err\n")
+        assert sandbox.exec(["false"]).exit_code == 1
+        assert sandbox.exec(["sh", "-c", "exit 0"], timeout=60).exit_code == 0
+
+    def test_env_reaches_the_command(self, tmp_path: Path) -> None:
+        value = "a b=c 'q' ✓"
+        sandbox = self.create(self.make_provider(tmp_path), env={"AGENTENV_KIT_VALUE": value, "KIT_N": "7"})
+        result = sandbox.exec(["sh", "-c", 'printf "%s|%s" "$AGENTENV_KIT_VALUE" "$KIT_N"'])
+        assert (result.exit_code, result.stdout) == (0, f"{value}|7")
+
+    def test_files_round_trip(self, tmp_path: Path) -> None:
+        sandbox = self.create(self.make_provider(tmp_path))
+        blob = bytes(range(256)) * 64
+        sandbox.put_file("kit/deep/blob.bin", blob)
+        sandbox.put_file("empty.bin", b"")
+        assert sandbox.get_file("kit/deep/blob.bin") == blob
+        assert sandbox.get_file("empty.bin") == b""
+        sandbox.put_file("note.txt", b"first")
+        sandbox.put_file("note.txt", b"from the kit\n")
+        assert sandbox.exec(["cat", "note.txt"]).stdout == "from the kit\n"
+        assert sandbox.exec(["sh", "-c", "printf made > made.txt"]).exit_code == 0
+        assert sandbox.get_file("made.txt") == b"made"
+
+    def test_port_is_reachable_until_teardown(self, tmp_path: Path) -> None:
+        if not self.supports_ports:
+            return
+        port = _free_port()
+        sandbox = self.create(self.make_provider(tmp_path), ports=[port])
+        sandbox.put_file("kit.txt", b"served by the sandbox")
+        started = sandbox.exec(["sh", "-c", self.serve_command.format(port=port)], timeout=60)
+        assert started.exit_code == 0, started.stderr
+        url = sandbox.url(port).rstrip("/") + "/kit.txt"
+        assert _poll(url, self.ready_seconds, serving=True) == b"served by the sandbox", f"{url} never answered"
+        sandbox.teardown()
+        assert _poll(url, self.ready_seconds, serving=False) is None, f"{url} still answers after teardown"
+
+    def test_teardown_is_final_and_idempotent(self, tmp_path: Path) -> None:
+        provider = self.make_provider(tmp_path)
+        run = self.new_run_id()
+        sandbox = self.create(provider, run)
+        sandbox.teardown()
+        assert sandbox.status() != "running"
+        sandbox.teardown()
+        assert sandbox.status() != "running"
+        assert all(s.status() != "running" for s in provider.list({"agentenv.run": run}))
+
+    def test_list_finds_sandboxes_by_labels(self, tmp_path: Path) -> None:
+        provider = self.make_provider(tmp_path)
+        run_a, run_b = self.new_run_id(), self.new_run_id()
+        a = self.create(provider, run_a)
+        b = self.create(provider, run_b, labels={"agentenv.kit": "b"})
+
+        def ids(labels: dict[str, str]) -> set[str]:
+            found = provider.list(labels)
+            assert all(isinstance(s, Sandbox) for s in found)
+            return {s.id for s in found}
+
+        assert a.id in ids({"agentenv.run": run_a}) and b.id not in ids({"agentenv.run": run_a})
+        assert ids({"agentenv.run": run_b, "agentenv.kit": "b"}) == {b.id}
+        assert ids({"agentenv.run": run_a, "agentenv.kit": "b"}) == set(), "every label must match"
+        assert ids({"agentenv.run": self.new_run_id()}) == set()
+        listed = next(s for s in provider.list({"agentenv.run": run_b}) if s.id == b.id)
+        assert listed.labels.get("agentenv.kit") == "b"
+
+    def test_refuses_specs_it_cannot_honour(self, tmp_path: Path) -> None:
+        provider = self.make_provider(tmp_path)
+        cases: list[tuple[str, dict[str, Any]]] = []
+        if not self.supports_vm:
+            cases.append(("mode", {"mode": "vm"}))
+        if not self.supports_network_allowlist:
+            cases.append(("network", {"network": NetworkPolicy(mode="allowlist", allow=["example.com"])}))
+        if not self.supports_limits:
+            cases += [("cpu", {"cpu": 1.0}), ("memory_mb", {"memory_mb": 256}), ("disk_mb", {"disk_mb": 512})]
+        run = self.new_run_id()
+        for field, spec in cases:
+            err = _refusal(partial(self.create, provider, run, **spec))
+            assert field in str(err), f"refusal of {field} does not name it: {err}"
+        assert provider.list({"agentenv.run": run}) == [], "a refused spec must leave nothing behind"

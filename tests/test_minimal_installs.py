@@ -1,0 +1,118 @@
+"""Real, minimal installs: wheels of only the named distributions into a fresh virtual environment with its
+own pip (no workspace, no editable installs), and what they promise works there:
+
+- the kernel and one sandbox provider (`agentenv-docker`), no runtime: `plugin check` passes, `--help` works;
+- the kernel, the runtime and what `hello` declares: `agentenv run hello` passes.
+
+Where the dependencies come from (`pip_source_args`): when the environment variable `AGENTENV_WHEELHOUSE`
+names a directory, pip installs with `--no-index --find-links $AGENTENV_WHEELHOUSE`, so the test runs
+offline; the CI script fills that directory beforehand with `pip download` of what these installs need (and
+`hatchling`, the build backend). Without the variable, pip and the build use the package index as usual.
+
+Marked `slow` (it builds wheels and virtual environments): `pytest -m slow tests/test_minimal_installs.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECTS = {
+    "agentenv-kernel": ROOT / "kernel",
+    "agentenv-runtime": ROOT / "runtime",
+    "agentenv-docker": ROOT / "plugins" / "sandboxes" / "docker",
+    "agentenv-store-local": ROOT / "plugins" / "stores" / "local",
+    "agentenv-slack": ROOT / "plugins" / "envs" / "slack",
+    "agentenv-steps": ROOT / "plugins" / "steps" / "steps",
+    "agentenv-agents": ROOT / "plugins" / "agents" / "core",
+    "agentenv-hello": ROOT / "plugins" / "bundles" / "hello",
+}
+WHEELHOUSE_VAR = "AGENTENV_WHEELHOUSE"
+
+
+def pip_source_args() -> list[str]:
+    """`--no-index --find-links DIR` when AGENTENV_WHEELHOUSE names a directory, else nothing (use the index)."""
+    wheelhouse = os.environ.get(WHEELHOUSE_VAR, "")
+    if wheelhouse and Path(wheelhouse).is_dir():
+        return ["--no-index", "--find-links", str(Path(wheelhouse).resolve())]
+    return []
+
+
+def build_wheel(project: Path, out: Path) -> Path:
+    """One wheel of `project` into `out`, with uv when it is on PATH, else `python -m build`."""
+    before = set(out.glob("*.whl"))
+    uv = shutil.which("uv")
+    if uv:
+        command = [uv, "build", "--wheel", "--out-dir", str(out), *pip_source_args(), str(project)]
+    else:
+        command = [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(project)]
+    env = {**os.environ, "UV_PYTHON": sys.executable, "UV_PYTHON_DOWNLOADS": "never"}
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, f"{' '.join(command)}\n{proc.stdout}\n{proc.stderr}"
+    (wheel,) = set(out.glob("*.whl")) - before
+    return wheel
+
+
+def run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTENV_", "PYTHON", "VIRTUAL_ENV"))}
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    dist = tmp_path_factory.mktemp("dist")
+    return {name: build_wheel(project, dist) for name, project in PROJECTS.items()}
+
+
+def fresh_venv(tmp_path: Path, wheels: list[Path]) -> tuple[Path, Path]:
+    """(python, agentenv) of a new venv holding exactly `wheels` and what they declare."""
+    venv = tmp_path / "venv"
+    made = run([sys.executable, "-m", "venv", str(venv)])
+    assert made.returncode == 0, made.stderr
+    python = venv / "bin" / "python"
+    install = run([str(python), "-m", "pip", "install", "--no-input", *pip_source_args(), *map(str, wheels)])
+    assert install.returncode == 0, install.stdout + install.stderr
+    files = run([str(python), "-c", "import agentenv; print(agentenv.__file__)"], cwd=tmp_path)
+    assert files.stdout.startswith(str(venv)), "the kernel is imported from the venv, not the workspace"
+    return python, venv / "bin" / "agentenv"
+
+
+def installed(python: Path) -> set[str]:
+    frozen = run([str(python), "-m", "pip", "list", "--format", "json"])
+    return {row["name"].lower() for row in json.loads(frozen.stdout)}
+
+
+@pytest.mark.slow
+def test_kernel_and_docker_without_the_runtime(tmp_path: Path, wheels: dict[str, Path]) -> None:
+    python, agentenv = fresh_venv(tmp_path, [wheels["agentenv-kernel"], wheels["agentenv-docker"]])
+    assert "agentenv-runtime" not in installed(python), "the docker provider must not need the runtime"
+    check = run([str(agentenv), "plugin", "check", "--json"], cwd=tmp_path)
+    assert (check.returncode, json.loads(check.stdout)) == (0, {"ok": True, "problems": []}), check.stderr
+    listing = run([str(agentenv), "plugin", "list", "--json"], cwd=tmp_path)
+    plugins = {p["name"]: p for p in json.loads(listing.stdout)}
+    assert set(plugins) == {"docker"} and plugins["docker"]["status"] == "ok"
+    assert plugins["docker"]["contributes"]["sandbox_providers"] == ["docker"]
+    help_ = run([str(agentenv), "--help"], cwd=tmp_path)
+    assert help_.returncode == 0 and "plugin" in help_.stdout and " run " not in help_.stdout
+    missing = run([str(agentenv), "run", "hello"], cwd=tmp_path)
+    assert missing.returncode == 2 and "no such command 'run'" in missing.stderr
+
+
+@pytest.mark.slow
+def test_kernel_runtime_and_what_hello_declares_run_hello(tmp_path: Path, wheels: dict[str, Path]) -> None:
+    wanted = ["agentenv-kernel", "agentenv-runtime", "agentenv-slack", "agentenv-steps", "agentenv-agents"]
+    wanted += ["agentenv-store-local", "agentenv-hello"]
+    python, agentenv = fresh_venv(tmp_path, [wheels[name] for name in wanted])
+    assert not {"agentenv-email", "agentenv-gateway", "agentenv-docker"} & installed(python)
+    check = run([str(agentenv), "plugin", "check", "--json"], cwd=tmp_path)
+    assert (check.returncode, json.loads(check.stdout)) == (0, {"ok": True, "problems": []}), check.stderr
+    hello = run([str(agentenv), "run", "hello", "--json"], cwd=tmp_path)
+    assert hello.returncode == 0, hello.stdout + hello.stderr
+    assert "succeeded" in hello.stdout
