@@ -34,14 +34,15 @@ def wall(command: list[str], env: dict[str, str], cwd: str) -> float:
 ROOT = Path(__file__).resolve().parent.parent
 HELLO_DISTRIBUTIONS = [
     "kernel",
+    "runtime",
+    "plugins/bundles/hello",
     "plugins/steps/steps",
     "plugins/envs/slack",
     "plugins/agents/core",
     "plugins/stores/local",
-    "plugins/sandboxes/local",
 ]
-"""What `agentenv run hello` needs: `pip install agentenv-kernel agentenv-steps agentenv-slack agentenv-agents
-agentenv-store-local agentenv-sandbox-local`."""
+"""What `agentenv run hello` needs: `pip install agentenv-hello`, which declares agentenv-kernel, agentenv-runtime,
+agentenv-steps, agentenv-slack, agentenv-agents and agentenv-store-local."""
 
 
 def compile_bytecode() -> None:

@@ -77,6 +77,14 @@ def bench_call_overhead() -> None:
         f"scaled clock + trajectory) {through[1] * 1e6:.1f} µs"
     )
     print(f"  overhead: {extra:.1f} µs per call (target ≤ 50 µs); ratio {through[1] / direct[1]:.2f}x")
+    seen: list[dict[str, object]] = []
+    world.on_tool_call = seen.append  # what build_world wires when a plugin implements `agentenv_tool_called`
+    observed = best_and_median(lambda: world.call("get_ticket", args, role="support"), repeat=15, number=2000)
+    world.on_tool_call = None
+    print(
+        f"  with a tool_called observer: {observed[1] * 1e6:.1f} µs "
+        f"(+{(observed[1] - through[1]) * 1e6:.1f} µs over no implementer; {len(seen)} events seen)"
+    )
 
 
 def bench_week() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from agentenv.config import Config
 from agentenv.contracts import Sandbox, SandboxProvider, SandboxSpec, SpecRefused, kinds
-from agentenv.plugins.host import PluginHost
+from agentenv.contracts.registry import Registries
 from pydantic import ValidationError
 
 RUN_LABEL = "agentenv.run"
@@ -20,7 +20,7 @@ class NoSandbox(RuntimeError):
     """No provider of the chain could create the sandbox; the message has every provider's reason."""
 
 
-def make_provider(name: str, config: Config, host: PluginHost) -> SandboxProvider:
+def make_provider(name: str, config: Config, host: Registries) -> SandboxProvider:
     """The provider `name`, made with its settings from `[plugins.<distribution>.<name>]`."""
     registry = host.registry(kinds.SANDBOX_PROVIDERS)
     if name not in registry:
@@ -38,7 +38,7 @@ def make_provider(name: str, config: Config, host: PluginHost) -> SandboxProvide
 
 
 def create_in_chain(
-    chain: str, spec: SandboxSpec, config: Config, host: PluginHost, log: Callable[[str], None] = lambda _: None
+    chain: str, spec: SandboxSpec, config: Config, host: Registries, log: Callable[[str], None] = lambda _: None
 ) -> tuple[Sandbox, str, list[str]]:
     """(sandbox, provider that served, why each earlier provider passed)."""
     passed: list[str] = []
@@ -62,7 +62,7 @@ def create_in_chain(
     raise NoSandbox(f"no provider in {chain!r} could create the sandbox: " + "; ".join(passed))
 
 
-def providers_here(config: Config, host: PluginHost) -> dict[str, SandboxProvider | str]:
+def providers_here(config: Config, host: Registries) -> dict[str, SandboxProvider | str]:
     """Every installed provider, or the reason it cannot be used here."""
     found: dict[str, SandboxProvider | str] = {}
     for name in sorted(host.registry(kinds.SANDBOX_PROVIDERS)):

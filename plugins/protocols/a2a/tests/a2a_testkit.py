@@ -6,6 +6,8 @@ import asyncio
 from typing import Any, ClassVar
 
 from agentenv.contracts.agent import AgentKind, AgentResponse, ToolAccess
+from agentenv.hookspecs import hookimpl
+from agentenv.plugins.host import PluginHost
 from agentenv_runtime import Env
 from agentenv_runtime.env.tool import ToolError, tool
 from agentenv_runtime.world.world import World, WorldToolAccess
@@ -64,23 +66,21 @@ def notes_world() -> tuple[World, WorldToolAccess]:
     return world, WorldToolAccess(world, "default")
 
 
-class FakeHost:
-    """Just what `build_world` and the CLI ask of a plugin host."""
+class NotesPlugin:
+    """A plugin giving the `notes` env and the `echo-test` agent kind, for a host made with `PluginHost.of`."""
 
-    def __init__(self) -> None:
-        self.items: dict[str, dict[str, Any]] = {"envs": {"notes": NotesEnv}, "agent_kinds": {"echo-test": EchoAgent}}
+    @hookimpl
+    def agentenv_register_envs(self) -> list[type[Any]]:
+        return [NotesEnv]
 
-    def get(self, kind: str, name: str) -> Any:
-        try:
-            return self.items[kind][name]
-        except KeyError:
-            raise LookupError(f"no {kind} named {name!r}") from None
+    @hookimpl
+    def agentenv_register_agent_kinds(self) -> list[type[Any]]:
+        return [EchoAgent]
 
-    def registry(self, kind: str) -> dict[str, Any]:
-        return {}
 
-    def usable(self, kind: str) -> dict[str, Any]:
-        return {}
+def notes_host() -> PluginHost:
+    """A real plugin host holding only `NotesPlugin` (no entry points)."""
+    return PluginHost.of(NotesPlugin())
 
 
 def interview_app() -> Any:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from a2a_testkit import FakeHost
+from a2a_testkit import notes_host
 from agentenv.contracts import AgentKind, CliCommand, contribution_problem
 from agentenv_a2a import plugin
 from agentenv_a2a.cli import app, build_served_agent, is_loopback, parse_settings
@@ -93,12 +93,12 @@ def test_bad_agent_settings_name_the_option(tmp_path):
 def test_build_served_agent_checks_kind_role_and_settings():
     common = {"env": "notes", "artifacts": [], "name": None, "description": None, "url": None}
     with pytest.raises(LookupError, match="--agent-kind"):
-        build_served_agent(**common, role="default", agent_kind="nope", agent_settings={}, plugin_host=FakeHost())
+        build_served_agent(**common, role="default", agent_kind="nope", agent_settings={}, plugin_host=notes_host())
     with pytest.raises(ValueError, match="--role: world 'notes' has no role 'boss'"):
-        build_served_agent(**common, role="boss", agent_kind="echo-test", agent_settings={}, plugin_host=FakeHost())
+        build_served_agent(**common, role="boss", agent_kind="echo-test", agent_settings={}, plugin_host=notes_host())
     with pytest.raises(ValueError, match="--agent-settings for agent kind 'echo-test'"):
         build_served_agent(
-            **common, role="default", agent_kind="echo-test", agent_settings={"x": 1}, plugin_host=FakeHost()
+            **common, role="default", agent_kind="echo-test", agent_settings={"x": 1}, plugin_host=notes_host()
         )
 
 
@@ -106,9 +106,9 @@ SERVE_SCRIPT = """
 import sys
 sys.path.insert(0, {tests!r})
 import agentenv.plugins.host as host_module
-from a2a_testkit import FakeHost
-fake = FakeHost()
-host_module.get_host = lambda: fake
+from a2a_testkit import notes_host
+host = notes_host()
+host_module.get_host = lambda: host
 from agentenv_a2a.cli import app
 app(["--env", "notes", "--agent-kind", "echo-test", "--port", "0", "--name", "CLI echo"])
 """

@@ -220,7 +220,7 @@ def test_ttl_labels_a_deadline_and_prune_expired_removes_only_expired(provider: 
             break
         time.sleep(0.1)
     assert short.status() == "stopped" and lasting.status() == "running"
-    removed = provider.prune({"agentenv.run": run}, expired=True)
+    removed = provider.prune_objects({"agentenv.run": run}, expired=True)
     assert removed["containers"] == [short.id] and removed["networks"] == [short.id]
     assert {s.id for s in provider.list({"agentenv.run": run})} == {lasting.id, plain.id}
     assert [s.id for s in provider.sandboxes({"agentenv.run": run}, expired=True)] == []
@@ -233,7 +233,7 @@ def test_prune_never_touches_unmanaged_objects(provider: DockerProvider) -> None
     foreign = provider.client.networks.create(f"foreign-{run}", labels={"agentenv.run": run})
     try:
         sandbox = make(provider, run)
-        removed = provider.prune({"agentenv.run": run})
+        removed = provider.prune_objects({"agentenv.run": run})
         assert removed == {"containers": [sandbox.id], "networks": [sandbox.id], "volumes": []}
         assert provider.client.networks.get(foreign.id).name == f"foreign-{run}"
     finally:

@@ -52,11 +52,19 @@ def test_prune_removes_what_a_killed_run_left(provider: DockerProvider) -> None:
     left = provider.list({"agentenv.run": run})
     assert [s.id for s in left] == [sandbox_id] and left[0].status() == "running"
     assert provider.client.networks.list(names=[sandbox_id])
-    removed = provider.prune({"agentenv.run": run})
+    removed = provider.prune_objects({"agentenv.run": run})
     assert removed["containers"] == [sandbox_id] and removed["networks"] == [sandbox_id]
     assert provider.list({"agentenv.run": run}) == []
     assert [n for n in provider.client.networks.list(names=[sandbox_id]) if n.name == sandbox_id] == []
-    assert provider.prune({"agentenv.run": run}) == {"containers": [], "networks": [], "volumes": []}
+    assert provider.prune_objects({"agentenv.run": run}) == {"containers": [], "networks": [], "volumes": []}
+
+
+def test_contract_prune_returns_the_sandbox_ids(provider: DockerProvider) -> None:
+    """`agentenv sandbox prune` prints what the contract's `prune` returns: sandbox ids, not object kinds."""
+    run = f"crash-{secrets.token_hex(5)}"
+    sandbox_id = crash_a_run(run)
+    assert provider.prune({"agentenv.run": run}) == [sandbox_id]
+    assert provider.list({"agentenv.run": run}) == []
 
 
 def test_cli_lists_and_prunes_a_run(provider: DockerProvider) -> None:

@@ -111,4 +111,4 @@ def test_a_step_that_made_no_sandbox_is_refused(tmp_path: Path) -> None:
         verifier(command="true"),
     )
     assert record["status"] == "failed"
-    assert "field `sandbox`: step 'box' made a World, not a sandbox" in step_record(record, "tests")["error"]
+    assert "field `sandbox`: step 'box' made a World, not a Sandbox" in step_record(record, "tests")["error"]

@@ -12,7 +12,7 @@ TESTS = str(Path(__file__).parent)
 if TESTS not in sys.path:
     sys.path.insert(0, TESTS)
 
-from agentenv.contracts import kinds
+from agentenv.contracts import kinds  # noqa: E402
 from agentenv.plugins.host import Entry, PluginHost  # noqa: E402
 from agentenv_testing.tasks import run_task  # noqa: E402
 from validators_testkit import (  # noqa: E402

@@ -119,15 +119,18 @@ class MailStore:
 
     # ---- emails ------------------------------------------------------------------------------------
     def email(self, email_id: str, field: str = "email_id") -> sqlite3.Row:
-        row = self.db.execute("SELECT rowid AS seq, * FROM emails WHERE id = ?", (email_id,)).fetchone()
+        row: sqlite3.Row | None = self.db.execute(
+            "SELECT rowid AS seq, * FROM emails WHERE id = ?", (email_id,)
+        ).fetchone()
         if row is None:
             raise not_found(field, f"no email {email_id!r}; use list_emails or search_emails to find ids")
         return row
 
     def delivery(self, mailbox: str, email_id: str) -> sqlite3.Row | None:
-        return self.db.execute(
+        found: sqlite3.Row | None = self.db.execute(
             "SELECT * FROM deliveries WHERE mailbox = ? AND email_id = ?", (mailbox, email_id)
         ).fetchone()
+        return found
 
     def require_copy(self, mailbox: str, email_id: str, field: str = "email_id") -> sqlite3.Row:
         """The email row, if `mailbox` holds a copy of it (not_found otherwise)."""

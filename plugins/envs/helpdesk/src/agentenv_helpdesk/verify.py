@@ -8,16 +8,20 @@ Amounts are compared in integer cents to stay exact.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 class Queryable(Protocol):
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]: ...
 
 
+@runtime_checkable
 class WorldLike(Protocol):
-    def env(self, name: str) -> Any: ...
+    envs: Mapping[str, Any]
+
+    def env(self, name: str) -> Queryable: ...
 
 
 Source = Queryable | WorldLike
@@ -26,7 +30,7 @@ Source = Queryable | WorldLike
 
 def _rows(target: Source, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
     """Run a read-only query on a helpdesk env, or on the `helpdesk` env of a world."""
-    env = target.env("helpdesk") if hasattr(target, "envs") else target
+    env = target.env("helpdesk") if isinstance(target, WorldLike) else target
     rows: list[dict[str, Any]] = env.query(sql, params)
     return rows
 

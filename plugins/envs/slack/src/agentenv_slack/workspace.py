@@ -28,7 +28,9 @@ class Workspace(Env):
     # ---- who and where -----------------------------------------------------------------------------
     def _me(self) -> sqlite3.Row:
         """The acting user (settings.user_id); tools act as this person."""
-        row = self.db.execute("SELECT * FROM users WHERE id = ?", (self.settings.user_id,)).fetchone()
+        row: sqlite3.Row | None = self.db.execute(
+            "SELECT * FROM users WHERE id = ?", (self.settings.user_id,)
+        ).fetchone()
         if row is None:
             raise ToolError(
                 f"settings.user_id {self.settings.user_id!r} is not a user of this workspace; "
@@ -41,7 +43,7 @@ class Workspace(Env):
     def _user(self, ref: str, field: str) -> sqlite3.Row:
         """A user by id (U_SAM), email (sam@acme.example) or handle (@sam / sam)."""
         key = ref.strip().removeprefix("@")
-        row = self.db.execute(
+        row: sqlite3.Row | None = self.db.execute(
             "SELECT * FROM users WHERE id = ?1 OR lower(email) = lower(?1) OR lower(name) = lower(?1) "
             "ORDER BY id = ?1 DESC LIMIT 1",
             (key,),
@@ -67,7 +69,7 @@ class Workspace(Env):
     def _conversation(self, ref: str, field: str) -> sqlite3.Row:
         """A channel by id or name (`#support` or `support`), or one of the acting user's DMs by id."""
         key = ref.strip()
-        row = None
+        row: sqlite3.Row | None = None
         if not key.startswith("#"):
             row = self.db.execute("SELECT * FROM conversations WHERE id = ?", (key,)).fetchone()
         if row is None:
@@ -112,7 +114,7 @@ class Workspace(Env):
 
     def _message(self, ts: str, field: str) -> sqlite3.Row:
         """A message the acting user can see, by its ts id."""
-        row = self.db.execute("SELECT * FROM messages WHERE ts = ?", (ts,)).fetchone()
+        row: sqlite3.Row | None = self.db.execute("SELECT * FROM messages WHERE ts = ?", (ts,)).fetchone()
         conv = None
         if row is not None:
             conv = self.db.execute("SELECT * FROM conversations WHERE id = ?", (row["conversation_id"],)).fetchone()
@@ -175,13 +177,14 @@ class Workspace(Env):
         return f"{prefix}{number:04d}"
 
     def _dm_between(self, a: str, b: str) -> sqlite3.Row | None:
-        return self.db.execute(
+        found: sqlite3.Row | None = self.db.execute(
             "SELECT c.* FROM conversations c WHERE c.kind = 'dm' "
             "AND EXISTS (SELECT 1 FROM members m WHERE m.conversation_id = c.id AND m.user_id = ?) "
             "AND EXISTS (SELECT 1 FROM members m WHERE m.conversation_id = c.id AND m.user_id = ?) "
             "ORDER BY c.id LIMIT 1",
             (a, b),
         ).fetchone()
+        return found
 
     def _open_dm(self, a: str, b: str) -> str:
         """The DM conversation between two users, created on first use."""

@@ -56,7 +56,7 @@ class A2aAgent(AgentKind[A2aSettings]):
     description: ClassVar[str] = "A remote agent spoken to over the A2A protocol (a2a-sdk client)."
     Settings: ClassVar[type[BaseModel]] = A2aSettings
 
-    def __init__(self, settings: BaseModel) -> None:
+    def __init__(self, settings: A2aSettings) -> None:
         super().__init__(settings)
         self.context_id: str | None = None
         self.pending_task_id: str | None = None
@@ -64,11 +64,11 @@ class A2aAgent(AgentKind[A2aSettings]):
 
     @property
     def url(self) -> str:
-        return str(self.settings.url).rstrip("/")  # type: ignore[attr-defined]
+        return str(self.settings.url).rstrip("/")
 
     async def respond(self, prompt: str, tools: ToolAccess) -> AgentResponse:
         """Run one prompt to completion on the remote agent (`tools` is not used; see the module docstring)."""
-        timeout: float = self.settings.timeout  # type: ignore[attr-defined]
+        timeout = self.settings.timeout
         try:
             async with asyncio.timeout(timeout):
                 return await self._exchange(prompt)

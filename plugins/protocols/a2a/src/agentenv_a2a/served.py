@@ -158,12 +158,12 @@ class ServedAgent:
 
     def __init__(
         self,
-        agent: AgentKind,
+        agent: AgentKind[Any],
         tools: ToolAccess,
         *,
         name: str,
         description: str,
-        make_agent: Callable[[], AgentKind] | None = None,
+        make_agent: Callable[[], AgentKind[Any]] | None = None,
         install: InstallDeclaration | dict[str, Any] | None = None,
     ) -> None:
         self.agent = agent
@@ -384,19 +384,26 @@ class ServedAgent:
         self._role_tools = world.tool_access(role)
 
     def _connect_mcp(self, servers: list[McpServerConfig]) -> None:
+        connected: dict[str, Any] = {}
+        if servers:
+            connected = self._open_mcp(servers)
+        self.close_mcp()
+        self._mcp = connected
+        self._mcp_tools = None
+
+    @staticmethod
+    def _open_mcp(servers: list[McpServerConfig]) -> dict[str, Any]:
+        """A checked MCP connection per server, all or none (the ones opened are closed on failure)."""
         try:
             from agentenv_gateway.api import McpToolAccess
         except ImportError:
-            if servers:
-                raise ConfigRefused(
-                    "config/set: mcp_servers: MCP access needs agentenv-gateway; install agentenv-a2a[mcp]"
-                ) from None
-            McpToolAccess = None
+            raise ConfigRefused(
+                "config/set: mcp_servers: MCP access needs agentenv-gateway; install agentenv-a2a[mcp]"
+            ) from None
         connected: dict[str, Any] = {}
         try:
             for server in servers:
                 base = server.url.rstrip("/").removesuffix("/mcp")
-                assert McpToolAccess is not None
                 access = McpToolAccess(base, server.token)
                 connected[server.name] = access
                 try:
@@ -409,9 +416,7 @@ class ServedAgent:
             for access in connected.values():
                 access.close()
             raise
-        self.close_mcp()
-        self._mcp = connected
-        self._mcp_tools = None
+        return connected
 
     def close_mcp(self) -> None:
         for access in self._mcp.values():
@@ -478,7 +483,7 @@ def _run_elsewhere(coroutine: Any) -> Any:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def default_install(agent: AgentKind, name: str) -> InstallDeclaration:
+def default_install(agent: AgentKind[Any], name: str) -> InstallDeclaration:
     """A declaration that recreates the agent's spec (kind and settings, secrets left out) and checks it."""
     settings = agent.settings.model_dump(mode="json") if hasattr(agent.settings, "model_dump") else {}
     settings = {k: v for k, v in settings.items() if not any(hint in k.lower() for hint in _SECRET_HINTS)}

@@ -46,7 +46,7 @@ class A2aServeError(RuntimeError):
 
 
 def build_a2a_app(
-    agent: AgentKind,
+    agent: AgentKind[Any],
     tools: ToolAccess,
     *,
     name: str,
@@ -54,7 +54,7 @@ def build_a2a_app(
     url: str | None = None,
     version: str = "0.1.0",
     install: dict[str, Any] | None = None,
-    make_agent: Callable[[], AgentKind] | None = None,
+    make_agent: Callable[[], AgentKind[Any]] | None = None,
 ) -> Any:
     """An ASGI app serving `agent` over A2A (JSON-RPC binding, protocol 1.0, streaming), with the
     agentenv agent-config extension (`urn:agentenv:agent-config/v1`) at `/agentenv`.
@@ -177,7 +177,7 @@ def extension_endpoint(served: ServedAgent) -> Callable[[Any], Awaitable[Any]]:
     return endpoint
 
 
-def agent_card(agent: AgentKind, *, name: str, description: str, url: str, version: str = "0.1.0") -> AgentCard:
+def agent_card(agent: AgentKind[Any], *, name: str, description: str, url: str, version: str = "0.1.0") -> AgentCard:
     """The A2A card of a served agentenv agent: one JSON-RPC interface, streaming, one skill."""
     from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 

@@ -314,7 +314,7 @@ class RemoteWorld(World):
         )
 
     # ---- trajectory --------------------------------------------------------------------------------
-    @property  # type: ignore[override]
+    @property
     def trajectory(self) -> Trajectory:
         """The served world's trajectory, pulled now, in order with events recorded here (an agent's turns)."""
         with contextlib.suppress(RemoteUnavailable):  # gone (torn down): what was pulled last is all there is

@@ -72,6 +72,6 @@ def prune(
     if not labels and not expired and not all_:
         typer.echo("error: name what to prune: --run RUN, --label KEY=VALUE, --expired, or --all", err=True)
         raise typer.Exit(2)
-    removed = DockerProvider().prune(labels, expired=expired)
+    removed = DockerProvider().prune_objects(labels, expired=expired)
     for kind, names in removed.items():
         typer.echo(f"removed {len(names)} {kind}" + (f": {', '.join(names)}" if names else ""))

@@ -2,7 +2,7 @@
 
 Every container, network and volume made here carries `agentenv.managed=true`, the sandbox's name
 (`agentenv.sandbox`) and the spec's labels (among them the run's `agentenv.run`). Labels are the only
-record: a run that crashed leaves containers whose labels say which run made them, so `prune({"agentenv.run":
+record: a run that crashed leaves containers whose labels say which run made them, so `prune_objects({"agentenv.run":
 RUN})` — or `agentenv docker prune --run RUN` — finds and removes them from any process, later.
 
 What the provider honours and what it refuses (`SpecRefused`, naming the field):
@@ -14,7 +14,7 @@ What the provider honours and what it refuses (`SpecRefused`, naming the field):
   (overlay2 on xfs, btrfs, zfs, devicemapper); refused otherwise (e.g. fuse-overlayfs, vfs).
 - `cpu` → NanoCpus, `memory_mb` → memory limit, `ports` → published on 127.0.0.1 at a random host port.
 - `ttl_seconds` → label `agentenv.deadline`, and the default command (`sleep`) ends then, so the container
-  stops by itself; expired sandboxes are what `prune(expired=True)` removes.
+  stops by itself; expired sandboxes are what `prune_objects(expired=True)` removes.
 """
 
 from __future__ import annotations
@@ -138,15 +138,15 @@ class DockerProvider(SandboxProvider):
         try:
             container = self.client.containers.run(image, **options)
         except ImageNotFound as exc:
-            self._remove(name)
+            self.remove_sandbox(name)
             raise SpecRefused(f"image: {image!r} is not available: {exc.explanation or exc}") from None
         except APIError as exc:
-            self._remove(name)
+            self.remove_sandbox(name)
             if storage_opt and ("size" in str(exc).lower() or "quota" in str(exc).lower()):
                 raise SpecRefused(f"disk_mb: the engine refused a size limit: {exc.explanation or exc}") from None
             raise
         except BaseException:
-            self._remove(name)
+            self.remove_sandbox(name)
             raise
         return DockerSandbox(self, container.id, name, labels)
 
@@ -231,7 +231,13 @@ class DockerProvider(SandboxProvider):
             found.append(DockerSandbox.from_container(self, container))
         return found
 
-    def prune(self, labels: dict[str, str] | None = None, *, expired: bool = False) -> dict[str, builtins.list[str]]:
+    def prune(self, labels: dict[str, str]) -> builtins.list[str]:
+        """The contract's prune: remove everything carrying `labels`; returns the sandboxes (containers) removed."""
+        return self.prune_objects(labels)["containers"]
+
+    def prune_objects(
+        self, labels: dict[str, str] | None = None, *, expired: bool = False
+    ) -> dict[str, builtins.list[str]]:
         """Remove every container, network and volume of this plugin carrying all `labels`.
 
         With `expired=True` only objects whose `agentenv.deadline` has passed are removed. Returns the
@@ -261,7 +267,7 @@ class DockerProvider(SandboxProvider):
                 removed["volumes"].append(volume.name)
         return removed
 
-    def _remove(self, name: str) -> None:
+    def remove_sandbox(self, name: str) -> None:
         """Remove sandbox `name`'s container, network and volumes; missing ones are fine."""
         from docker.errors import NotFound
 

@@ -28,6 +28,9 @@ class DockerProvider(Protocol):
     @property
     def client(self) -> Any: ...
 
+    def remove_sandbox(self, name: str) -> None: ...
+
+
 TIMEOUT_EXIT = 124
 """Exit code of a command killed for running past its timeout (the same as coreutils `timeout`)."""
 
@@ -203,4 +206,4 @@ class DockerSandbox(Sandbox):
 
     def teardown(self) -> None:
         """Remove the container (with its anonymous volumes), its network and labelled volumes; idempotent."""
-        self.provider._remove(self.id)
+        self.provider.remove_sandbox(self.id)

@@ -15,6 +15,7 @@ import asyncio
 import json
 from typing import Any
 
+from agentenv.contracts.sandbox import Sandbox
 from agentenv.contracts.step import Step, StepContext, StepFailed
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,8 +39,7 @@ class RunContainerUnitTestsVerifier(Step[UnitTestsSettings]):
     Settings = UnitTestsSettings
     verifier = True
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
-        assert isinstance(settings, UnitTestsSettings)
+    def preflight(self, settings: UnitTestsSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         problems = []
         if settings.sandbox not in step_ids:
             problems.append(
@@ -53,17 +53,13 @@ class RunContainerUnitTestsVerifier(Step[UnitTestsSettings]):
             problems.append(("command", "give the test command"))
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        assert isinstance(settings, UnitTestsSettings)
+    async def execute(self, settings: UnitTestsSettings, ctx: StepContext) -> dict[str, Any]:
         try:
-            box = ctx.resource(settings.sandbox, object)
+            box = ctx.resource(settings.sandbox, Sandbox)
         except StepFailed as exc:
-            raise StepFailed(f"field `sandbox`: {exc}") from None
-        if not all(callable(getattr(type(box), name, None)) for name in ("exec", "put_file", "get_file")):
             raise StepFailed(
-                f"field `sandbox`: step {settings.sandbox!r} made a {type(box).__name__}, not a sandbox; "
-                "name a deploy_sandbox (provider docker) or run_docker_container step"
-            )
+                f"field `sandbox`: {exc} (name a deploy_sandbox (provider docker) or run_docker_container step)"
+            ) from None
         for path, content in settings.files.items():
             await asyncio.to_thread(box.put_file, path, content.encode())
         if settings.reward_file is not None:  # a reward left from an earlier run must not count

@@ -276,6 +276,7 @@ class InlineProvider(SandboxProvider):
     description = "A private work folder on this host; processes run as the current user (not isolation)."
     modes = frozenset({"container"})
     Settings = InlineSettings
+    settings: InlineSettings
 
     sandbox_class: type[InlineSandbox] = InlineSandbox
 

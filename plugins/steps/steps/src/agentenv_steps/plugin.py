@@ -45,4 +45,3 @@ def agentenv_register_steps() -> list[Any]:
         ClassRef("verify_sandbox", "agentenv_steps.verifiers.sandbox:VerifySandbox"),
         ClassRef("aggregate_verifiers", "agentenv_steps.verifiers.aggregate:AggregateVerifiers"),
     ]
-

@@ -54,9 +54,7 @@ class DeploySandbox(CoreStep[DeploySandboxSettings]):
             raise StepFailed(f"field `spec`: {validation_message(exc)}") from None
         host = plugin_host(ctx)
         try:
-            sandbox, served, passed = await asyncio.to_thread(
-                create_in_chain, chain, spec, ctx.config, host, ctx.log
-            )
+            sandbox, served, passed = await asyncio.to_thread(create_in_chain, chain, spec, ctx.config, host, ctx.log)
         except NoSandbox as exc:
             raise StepFailed(f"field `{field}`: {exc}") from None
         except Exception as exc:

@@ -16,6 +16,8 @@ call), because the kernel has no hook for it. They are not part of world snapsho
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 from agentenv.contracts import StepContext, StepFailed
@@ -105,12 +107,16 @@ class ApplyServerConfig(CoreStep[ApplyServerConfigSettings]):
         return output
 
 
+_INJECTORS: weakref.WeakKeyDictionary[Any, FaultInjector] = weakref.WeakKeyDictionary()
+"""The fault injector wrapping each env that has had faults armed (gone with the env)."""
+
+
 class FaultInjector:
     """Wraps one env's `call`: a tool with pending faults fails without reaching the app."""
 
     def __init__(self, env: Any) -> None:
         self.env = env
-        self.inner = env.call
+        self.inner: Callable[[str, dict[str, Any]], tuple[Any, dict[str, Any] | None]] = env.call
         self.pending: dict[str, list[Fault]] = {}  # env-level tool name → faults, oldest first
         env.call = self.call
 
@@ -129,7 +135,7 @@ class FaultInjector:
 def install_faults(world: World, names: list[str], faults: list[Fault]) -> list[dict[str, Any]]:
     """Arm the faults on the apps owning their tools; an empty list clears every fault of those apps."""
     for name in names:
-        injector = getattr(world.envs[name], "_agentenv_faults", None)
+        injector = _INJECTORS.get(world.envs[name])
         if injector is not None:
             injector.pending.clear()
     armed = []
@@ -140,10 +146,9 @@ def install_faults(world: World, names: list[str], faults: list[Fault]) -> list[
                 f"field `directives.fault`: no tool {fault.tool!r} in the targeted apps of world {world.name!r}"
             )
         env, spec = entry
-        injector = getattr(env, "_agentenv_faults", None)
+        injector = _INJECTORS.get(env)
         if injector is None:
-            injector = FaultInjector(env)
-            env._agentenv_faults = injector
+            injector = _INJECTORS[env] = FaultInjector(env)
         injector.pending.setdefault(spec.name, []).append(fault.model_copy())
         armed.append(fault.model_dump())
     return armed

@@ -18,7 +18,9 @@ from agentenv_testing.tasks import run_task
 @pytest.fixture(autouse=True)
 def _needs_real_steps(host: PluginHost) -> None:
     steps = host.registry(kinds.STEPS)
-    if not {"deploy_env", "deploy_agent", "prompt_agent"} <= set(steps) or "scripted" not in host.registry(kinds.AGENT_KINDS):
+    if not {"deploy_env", "deploy_agent", "prompt_agent"} <= set(steps) or "scripted" not in host.registry(
+        kinds.AGENT_KINDS
+    ):
         pytest.skip("needs agentenv-steps and agentenv-agents")
 
 

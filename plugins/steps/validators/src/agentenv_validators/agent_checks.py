@@ -89,8 +89,9 @@ def _nonempty_str(card: dict[str, Any], field: str) -> Row:
 
 def _modes(card: dict[str, Any], field: str) -> Row:
     value = card.get(field)
-    ok = isinstance(value, list) and bool(value) and all(isinstance(m, str) and m for m in value)
-    return row(field, ok, ", ".join(value) if ok else f"`{field}` must be a non-empty list of media types")
+    modes = [m for m in value if isinstance(m, str) and m] if isinstance(value, list) else []
+    ok = isinstance(value, list) and bool(value) and len(modes) == len(value)
+    return row(field, ok, ", ".join(modes) if ok else f"`{field}` must be a non-empty list of media types")
 
 
 def card_urls(card: dict[str, Any]) -> list[str]:

@@ -98,7 +98,8 @@ class AgentProbe:
     async def extension(self) -> dict[str, Any] | None:
         """The params of the card's `urn:agentenv:agent-config/v1` extension, or None."""
         card = await self.card()
-        capabilities = card.get("capabilities") if isinstance(card.get("capabilities"), dict) else {}
+        found = card.get("capabilities")
+        capabilities: dict[str, Any] = found if isinstance(found, dict) else {}
         for entry in capabilities.get("extensions") or []:
             if isinstance(entry, dict) and entry.get("uri") == EXTENSION_URI:
                 params = entry.get("params")

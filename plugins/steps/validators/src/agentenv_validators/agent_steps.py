@@ -7,89 +7,108 @@ or `url` (any A2A agent; checks that configure it restore what they changed).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
-from agentenv.contracts import Step, StepContext, StepFailed
-from pydantic import BaseModel, Field
+from agentenv.contracts import SandboxProvider, Step, StepContext, StepFailed
+from pydantic import Field
 
 from agentenv_validators import agent_checks as checks
-from agentenv_validators.agent_target import AgentTargetSettings, agent_target_problems, open_agent_target
+from agentenv_validators.agent_target import (
+    AgentTarget,
+    AgentTargetSettings,
+    agent_target_problems,
+    open_agent_target,
+)
 from agentenv_validators.results import verdict
 
+T = TypeVar("T", bound=AgentTargetSettings)
+Rows = list[dict[str, Any]]
 
-class AgentValidator(Step[AgentTargetSettings]):
-    """Base: a verifier that checks the agent named by `agent` or `url` with `check`."""
+
+class AgentValidator(Step[T]):
+    """Base: a verifier that opens the agent named by `agent` or `url` and runs `check` on it."""
 
     verifier: ClassVar[bool] = True
-    Settings = AgentTargetSettings
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
-        return agent_target_problems(settings, step_ids)  # type: ignore[arg-type]
+    def preflight(self, settings: T, step_ids: list[str]) -> list[tuple[str, str]]:
+        return agent_target_problems(settings, step_ids)
 
-    probe: ClassVar[Callable[[Any], Awaitable[list[dict[str, Any]]]] | None] = None
-    """The check of `agent_checks` this step runs, for steps whose check takes only the target."""
+    async def check(self, target: AgentTarget, settings: T, ctx: StepContext) -> Rows:
+        raise NotImplementedError(f"{type(self).__name__} overrides `check`")
 
-    async def check(self, target: Any, settings: Any, ctx: StepContext) -> list[dict[str, Any]]:
-        assert self.probe is not None, f"{type(self).__name__} sets `probe` or overrides `check`"
-        return await type(self).probe(target)  # type: ignore[misc]
-
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        s: AgentTargetSettings = settings  # type: ignore[assignment]
-        async with open_agent_target(s, ctx, self.name) as target:
-            rows = await self.check(target, s, ctx)
+    async def execute(self, settings: T, ctx: StepContext) -> dict[str, Any]:
+        async with open_agent_target(settings, ctx, self.name) as target:
+            rows = await self.check(target, settings, ctx)
         return verdict(rows, agent=target.label)
 
 
-class VerifyA2aAgentCard(AgentValidator):
+class TargetOnly(AgentValidator[AgentTargetSettings]):
+    """A validator whose check needs only the target (no settings of its own)."""
+
+    Settings = AgentTargetSettings
+
+
+class VerifyA2aAgentCard(TargetOnly):
     name = "verify_a2a_agent_card"
     description = "The agent card is served with the required fields (name, description, url, version, ...)."
-    probe = staticmethod(checks.check_card)
+
+    async def check(self, target: AgentTarget, settings: AgentTargetSettings, ctx: StepContext) -> Rows:
+        return await checks.check_card(target)
 
 
-class VerifyA2aAgentConfigIdentity(AgentValidator):
+class VerifyA2aAgentConfigIdentity(TargetOnly):
     name = "verify_a2a_agent_config_identity"
     description = "Configuring the agent's name and description (agent-config extension) changes its served card."
-    probe = staticmethod(checks.check_identity)
+
+    async def check(self, target: AgentTarget, settings: AgentTargetSettings, ctx: StepContext) -> Rows:
+        return await checks.check_identity(target)
 
 
-class VerifyA2aAgentMcp(AgentValidator):
+class VerifyA2aAgentMcp(TargetOnly):
     name = "verify_a2a_agent_mcp"
     description = "The agent accepts an MCP server and really calls a known tool on it (the server's trajectory)."
-    probe = staticmethod(checks.check_mcp)
+
+    async def check(self, target: AgentTarget, settings: AgentTargetSettings, ctx: StepContext) -> Rows:
+        return await checks.check_mcp(target)
 
 
-class VerifyA2aCoreProtocol(AgentValidator):
+class VerifyA2aCoreProtocol(TargetOnly):
     name = "verify_a2a_core_protocol"
     description = "Send a message and follow the task to completion: states, GetTask, errors, context."
-    probe = staticmethod(checks.check_core_protocol)
+
+    async def check(self, target: AgentTarget, settings: AgentTargetSettings, ctx: StepContext) -> Rows:
+        return await checks.check_core_protocol(target)
 
 
-class VerifyA2aModalities(AgentValidator):
+class VerifyA2aModalities(TargetOnly):
     name = "verify_a2a_modalities"
     description = "The agent answers probes in each declared input modality (text always; image, audio, pdf, json)."
-    probe = staticmethod(checks.check_modalities)
+
+    async def check(self, target: AgentTarget, settings: AgentTargetSettings, ctx: StepContext) -> Rows:
+        return await checks.check_modalities(target)
 
 
-class VerifyA2aPeerAgents(AgentValidator):
+class VerifyA2aPeerAgents(TargetOnly):
     name = "verify_a2a_peer_agents"
     description = "Peers can be set and read back; the agent relays a secret token from a peer agent."
-    probe = staticmethod(checks.check_peers)
+
+    async def check(self, target: AgentTarget, settings: AgentTargetSettings, ctx: StepContext) -> Rows:
+        return await checks.check_peers(target)
 
 
 class InstallSettings(AgentTargetSettings):
     sandbox: str = Field("inline", description="Sandbox provider for the fresh sandbox (default: inline).")
 
 
-class VerifyA2aInstall(AgentValidator):
+class VerifyA2aInstall(AgentValidator[InstallSettings]):
     name = "verify_a2a_install"
     description = "The agent's install declaration (files, commands) works in a fresh sandbox."
     Settings = InstallSettings
 
-    async def check(self, target: Any, settings: Any, ctx: StepContext) -> list[dict[str, Any]]:
+    async def check(self, target: AgentTarget, settings: InstallSettings, ctx: StepContext) -> Rows:
         from agentenv_runtime.sandboxes import make_provider
 
-        def provider() -> Any:
+        def provider() -> SandboxProvider:
             try:
                 return make_provider(settings.sandbox, ctx.config, ctx.host)
             except LookupError as exc:
@@ -98,22 +117,28 @@ class VerifyA2aInstall(AgentValidator):
         return await checks.check_install(target, provider, timeout=settings.timeout)
 
 
-class VerifyA2aSkillConfig(AgentValidator):
+class VerifyA2aSkillConfig(TargetOnly):
     name = "verify_a2a_skill_config"
     description = "Skills can be added and listed, and the agent uses one (its instructions show in the answer)."
-    probe = staticmethod(checks.check_skills)
+
+    async def check(self, target: AgentTarget, settings: AgentTargetSettings, ctx: StepContext) -> Rows:
+        return await checks.check_skills(target)
 
 
-class VerifyA2aSnapshot(AgentValidator):
+class VerifyA2aSnapshot(TargetOnly):
     name = "verify_a2a_snapshot"
     description = "Save state on one agent instance, load it on another; the second recalls a value from the first."
-    probe = staticmethod(checks.check_snapshot)
+
+    async def check(self, target: AgentTarget, settings: AgentTargetSettings, ctx: StepContext) -> Rows:
+        return await checks.check_snapshot(target)
 
 
-class VerifyA2aTrajectory(AgentValidator):
+class VerifyA2aTrajectory(TargetOnly):
     name = "verify_a2a_trajectory"
     description = "The agent returns its trajectory for a task, listing the tool calls it made."
-    probe = staticmethod(checks.check_trajectory)
+
+    async def check(self, target: AgentTarget, settings: AgentTargetSettings, ctx: StepContext) -> Rows:
+        return await checks.check_trajectory(target)
 
 
 class RoleSettings(AgentTargetSettings):
@@ -122,22 +147,24 @@ class RoleSettings(AgentTargetSettings):
     )
 
 
-class VerifyA2aRole(AgentValidator):
+class VerifyA2aRole(AgentValidator[RoleSettings]):
     name = "verify_a2a_role"
     description = "The agent accepts a role and reports it back (needed for RBAC)."
     Settings = RoleSettings
 
-    async def check(self, target: Any, settings: Any, ctx: StepContext) -> list[dict[str, Any]]:
+    async def check(self, target: AgentTarget, settings: RoleSettings, ctx: StepContext) -> Rows:
         return await checks.check_role(target, settings.role)
 
 
-class VerifyA2aSystemPrompt(AgentValidator):
+class VerifyA2aSystemPrompt(TargetOnly):
     name = "verify_a2a_system_prompt"
     description = "A system prompt set through the agent-config extension is honoured in the agent's answers."
-    probe = staticmethod(checks.check_system_prompt)
+
+    async def check(self, target: AgentTarget, settings: AgentTargetSettings, ctx: StepContext) -> Rows:
+        return await checks.check_system_prompt(target)
 
 
-AGENT_VALIDATORS: list[type[AgentValidator]] = [
+AGENT_VALIDATORS: list[type[AgentValidator[Any]]] = [
     VerifyA2aAgentCard,
     VerifyA2aAgentConfigIdentity,
     VerifyA2aAgentMcp,

@@ -115,7 +115,9 @@ def serve_deployed(deployed: Any, label: str, *, timeout: float) -> Iterator[Age
 
 
 @asynccontextmanager
-async def open_agent_target(settings: AgentTargetSettings, ctx: StepContext, step_id: str) -> AsyncIterator[AgentTarget]:
+async def open_agent_target(
+    settings: AgentTargetSettings, ctx: StepContext, step_id: str
+) -> AsyncIterator[AgentTarget]:
     seed = int(getattr(ctx, "seed", 0) or 0)
     if settings.agent is not None:
         deployed = ctx.resource(settings.agent, object)
@@ -191,7 +193,7 @@ class _PeerSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class TokenPeer(AgentKind):
+class TokenPeer(AgentKind[Any]):
     """Answers every message with its secret token."""
 
     name: ClassVar[str] = "a2a-validator-peer"

@@ -69,7 +69,7 @@ def card_rows(status: int, card: Any, served_tools: list[dict[str, Any]] | None)
         row(
             "children_environments",
             children_ok and bool(children),
-            ", ".join(str(c.get("name")) for c in children) if children_ok and children else "missing or empty",  # type: ignore[union-attr]
+            ", ".join(str(c.get("name")) for c in children) if children_ok and children else "missing or empty",
         )
     )
     if tools_ok:

@@ -8,7 +8,7 @@ verdict is the finding.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from agentenv.contracts import Step, StepContext, StepFailed
 from agentenv_runtime.world.world import World
@@ -28,26 +28,28 @@ from agentenv_validators.target import (
     target_problems,
 )
 
+T = TypeVar("T", bound=TargetSettings)
 
-class EnvValidator(Step[TargetSettings]):
+
+class EnvValidator(Step[T]):
     """Base: a verifier that checks the world named by `env` or `url`."""
 
     verifier: ClassVar[bool] = True
-    Settings = TargetSettings
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
-        return target_problems(settings, step_ids)  # type: ignore[arg-type]
+    def preflight(self, settings: T, step_ids: list[str]) -> list[tuple[str, str]]:
+        return target_problems(settings, step_ids)
 
 
 # ---- 30 -------------------------------------------------------------------------------------------
-class VerifyMcpToolSchema(EnvValidator):
+class VerifyMcpToolSchema(EnvValidator[TargetSettings]):
     """Every tool served over MCP has a description and a complete, valid JSON Schema for its parameters."""
 
     name = "verify_mcp_tool_schema"
     description = "Every MCP tool has a description and complete, valid parameter schemas (typed, described)."
+    Settings = TargetSettings
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        with open_target(settings, ctx) as target:  # type: ignore[arg-type]
+    async def execute(self, settings: TargetSettings, ctx: StepContext) -> dict[str, Any]:
+        with open_target(settings, ctx) as target:
             try:
                 tools = await target.client.mcp_tools()
             except ProbeError as exc:
@@ -70,37 +72,35 @@ class SpecSettings(TargetSettings):
     )
 
 
-class VerifySpecConformance(EnvValidator):
+class VerifySpecConformance(EnvValidator[SpecSettings]):
     """The tools served over MCP match the declared interface: none missing, none extra, same parameters."""
 
     name = "verify_spec_conformance"
     description = "The tools served over MCP match the env's declared interface (missing, extra, mismatched params)."
     Settings = SpecSettings
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
-        s: SpecSettings = settings  # type: ignore[assignment]
-        problems = target_problems(s, step_ids)
-        if s.spec is not None and s.envs:
+    def preflight(self, settings: SpecSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+        problems = target_problems(settings, step_ids)
+        if settings.spec is not None and settings.envs:
             problems.append(("spec", "give either `spec` (a file) or `envs` (installed envs), not both"))
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        s: SpecSettings = settings  # type: ignore[assignment]
-        with open_target(s, ctx) as target:
+    async def execute(self, settings: SpecSettings, ctx: StepContext) -> dict[str, Any]:
+        with open_target(settings, ctx) as target:
             try:
                 served = await target.client.mcp_tools()
             except ProbeError as exc:
                 return verdict([row("MCP tools/list", False, str(exc))])
-            if s.spec is not None:
-                path = ctx.resolve_path(s.spec)
+            if settings.spec is not None:
+                path = ctx.resolve_path(settings.spec)
                 try:
                     declared = tools_from_document(json.loads(path.read_text(encoding="utf-8")), str(path))
                 except (OSError, ValueError) as exc:
                     raise StepFailed(f"field `spec`: {exc}") from None
                 source = str(path)
             else:
-                if s.envs:
-                    classes = installed_classes(s.envs, ctx.host)
+                if settings.envs:
+                    classes = installed_classes(settings.envs, ctx.host)
                 elif target.world is not None:
                     classes = env_classes(target.world)
                 else:
@@ -122,14 +122,15 @@ async def _card_envs(client: Any) -> list[str]:
 
 
 # ---- 34 -------------------------------------------------------------------------------------------
-class VerifyEnvCard(EnvValidator):
+class VerifyEnvCard(EnvValidator[TargetSettings]):
     """The Environment Card is served with every required field, and its tool names match MCP's."""
 
     name = "verify_env_card"
     description = "The Environment Card is served and has every required field; its tool names match the served ones."
+    Settings = TargetSettings
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        with open_target(settings, ctx) as target:  # type: ignore[arg-type]
+    async def execute(self, settings: TargetSettings, ctx: StepContext) -> dict[str, Any]:
+        with open_target(settings, ctx) as target:
             try:
                 status, card = await target.client.fetch_card()
             except ProbeError as exc:
@@ -173,22 +174,21 @@ class CoreProtocolSettings(TargetSettings):
     )
 
 
-class VerifyEnvCoreProtocol(EnvValidator):
+class VerifyEnvCoreProtocol(EnvValidator[CoreProtocolSettings]):
     """`data/reset`, `data/add`, `data/get` answer; an added row is shown; reset behaves as declared."""
 
     name = "verify_env_core_protocol"
     description = "The data plane answers data/reset, data/add and data/get correctly (add shows a row; reset)."
     Settings = CoreProtocolSettings
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        s: CoreProtocolSettings = settings  # type: ignore[assignment]
-        with open_target(s, ctx) as target:
+    async def execute(self, settings: CoreProtocolSettings, ctx: StepContext) -> dict[str, Any]:
+        with open_target(settings, ctx) as target:
             try:
                 rows = await protocol_rows(
                     target.client,
-                    probe=s.probe.model_dump() if s.probe else None,
-                    reset=s.reset,
-                    probe_call=s.probe_call.model_dump() if s.probe_call else None,
+                    probe=settings.probe.model_dump() if settings.probe else None,
+                    reset=settings.reset,
+                    probe_call=settings.probe_call.model_dump() if settings.probe_call else None,
                 )
             except ProbeError as exc:
                 rows = [row("data plane reachable", False, str(exc))]
@@ -204,21 +204,20 @@ class RoundtripSettings(TargetSettings):
     )
 
 
-class VerifyUniverseLoadExportRoundtrip(EnvValidator):
+class VerifyUniverseLoadExportRoundtrip(EnvValidator[RoundtripSettings]):
     """Load data, export, reload the export into a fresh env, export again: the two exports are equal."""
 
     name = "verify_universe_load_export_roundtrip"
     description = "Load an artifact, export, reload the export into a fresh env, export again: the exports match."
     Settings = RoundtripSettings
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        s: RoundtripSettings = settings  # type: ignore[assignment]
-        if s.env is not None:
-            world = _deployed(ctx, s.env)
+    async def execute(self, settings: RoundtripSettings, ctx: StepContext) -> dict[str, Any]:
+        if settings.env is not None:
+            world = _deployed(ctx, settings.env)
             classes = env_classes(world)
-            exports, sources = first_exports(classes, s.artifacts, world=world, resolve=ctx.resolve_path)
+            exports, sources = first_exports(classes, settings.artifacts, world=world, resolve=ctx.resolve_path)
         else:
-            with open_target(s, ctx) as target:
+            with open_target(settings, ctx) as target:
                 try:
                     data, error = await target.client.rpc("data/get")
                 except ProbeError as exc:
@@ -226,8 +225,8 @@ class VerifyUniverseLoadExportRoundtrip(EnvValidator):
             if error or not isinstance(data, dict):
                 return verdict([row("data/get answers", False, f"error {error}" if error else "not an object")])
             classes = installed_classes(list(data), ctx.host)
-            if s.artifacts:
-                exports, sources = first_exports(classes, s.artifacts, resolve=ctx.resolve_path)
+            if settings.artifacts:
+                exports, sources = first_exports(classes, settings.artifacts, resolve=ctx.resolve_path)
             else:
                 exports, sources = data, dict.fromkeys(data, f"data/get of {target.client.base}")
         return verdict(roundtrip_rows(classes, exports, sources))

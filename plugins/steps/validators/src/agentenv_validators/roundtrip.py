@@ -42,7 +42,8 @@ def reload(cls: type, settings: Any, env_name: str, data: dict[str, Any]) -> dic
     """`data` loaded into a fresh instance of `cls`, exported."""
     fresh = cls(settings)
     fresh.load(Artifact.build(name="roundtrip", env=env_name, version="0", data=data))
-    return normalized(fresh.export())
+    exported: dict[str, Any] = normalized(fresh.export())
+    return exported
 
 
 def roundtrip_rows(

@@ -64,30 +64,28 @@ class VerifyMcpEnvAssessment(Step[AssessmentSettings]):
     Settings = AssessmentSettings
     verifier: ClassVar[bool] = True
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
-        s: AssessmentSettings = settings  # type: ignore[assignment]
-        problems = _missing("prompt_step", s.prompt_step, step_ids, "prompt_agent")
-        if s.tools and (s.env or s.url):
+    def preflight(self, settings: AssessmentSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+        problems = _missing("prompt_step", settings.prompt_step, step_ids, "prompt_agent")
+        if settings.tools and (settings.env or settings.url):
             problems.append(("tools", "give either `tools` or a world (`env`/`url`) to take the tool list from"))
-        return problems + target_problems(s, step_ids, required=False)
+        return problems + target_problems(settings, step_ids, required=False)
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        s: AssessmentSettings = settings  # type: ignore[assignment]
-        output = ctx.outputs.get(s.prompt_step)
+    async def execute(self, settings: AssessmentSettings, ctx: StepContext) -> dict[str, Any]:
+        output = ctx.outputs.get(settings.prompt_step)
         if output is None:
             raise StepFailed(
-                f"field `prompt_step`: step {s.prompt_step!r} produced no output (it failed or did not run)"
+                f"field `prompt_step`: step {settings.prompt_step!r} produced no output (it failed or did not run)"
             )
-        assessment = _assessment(output, s.field, s.prompt_step)
-        expected = list(s.tools)
-        if s.env is not None:
+        assessment = _assessment(output, settings.field, settings.prompt_step)
+        expected = list(settings.tools)
+        if settings.env is not None:
             try:
-                world = ctx.resource(s.env, World)
+                world = ctx.resource(settings.env, World)
             except StepFailed as exc:
                 raise StepFailed(f"field `env`: {exc}") from None
             expected = [t["name"] for t in world.list_tools()]
-        elif s.url is not None:
-            with open_target(s, ctx) as target:
+        elif settings.url is not None:
+            with open_target(settings, ctx) as target:
                 try:
                     expected = [str(t["name"]) for t in await target.client.mcp_tools()]
                 except ProbeError as exc:
@@ -164,8 +162,8 @@ class ValidationGateAggregator(Step[GateSettings]):
     def entries(settings: GateSettings) -> list[GateEntry]:
         return [GateEntry(id=e) if isinstance(e, str) else e for e in settings.validators]
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
-        entries = self.entries(settings)  # type: ignore[arg-type]
+    def preflight(self, settings: GateSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+        entries = self.entries(settings)
         problems: list[tuple[str, str]] = []
         if not entries:
             problems.append(("validators", "the list is empty; name the validator steps the gate needs"))
@@ -178,10 +176,10 @@ class ValidationGateAggregator(Step[GateSettings]):
             problems += _missing("validators", entry.id, step_ids, "validator")
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
+    async def execute(self, settings: GateSettings, ctx: StepContext) -> dict[str, Any]:
         rows: list[Row] = []
         summary: dict[str, dict[str, Any]] = {}
-        for entry in self.entries(settings):  # type: ignore[arg-type]
+        for entry in self.entries(settings):
             output = _verifier_output(ctx, entry.id, "validators")
             weight = 1.0 if entry.required else 0.0
             kind = "required" if entry.required else "optional"
@@ -225,24 +223,23 @@ class CombineUniverseVerdicts(Step[CombineSettings]):
     Settings = CombineSettings
     verifier: ClassVar[bool] = True
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
-        s: CombineSettings = settings  # type: ignore[assignment]
-        problems = _missing("roundtrip", s.roundtrip, step_ids, "round-trip validator")
-        problems += _missing("judge", s.judge, step_ids, "judge verifier")
-        if s.roundtrip == s.judge:
+    def preflight(self, settings: CombineSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+        problems = _missing("roundtrip", settings.roundtrip, step_ids, "round-trip validator")
+        problems += _missing("judge", settings.judge, step_ids, "judge verifier")
+        if settings.roundtrip == settings.judge:
             problems.append(("judge", "the judge and the round trip are the same step; name two verifiers"))
-        if any(w < 0 for w in s.weights.values()) or (s.weights and sum(s.weights.values()) <= 0):
+        if any(w < 0 for w in settings.weights.values()) or (settings.weights and sum(settings.weights.values()) <= 0):
             problems.append(("weights", "weights must be 0 or more and not all 0"))
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        s: CombineSettings = settings  # type: ignore[assignment]
+    async def execute(self, settings: CombineSettings, ctx: StepContext) -> dict[str, Any]:
         rows: list[Row] = []
         parts: dict[str, dict[str, Any]] = {}
         top: dict[str, Row] = {}
-        for key, step_id in (("roundtrip", s.roundtrip), ("judge", s.judge)):
+        weights: dict[str, float] = {str(key): float(value) for key, value in settings.weights.items()}
+        for key, step_id in (("roundtrip", settings.roundtrip), ("judge", settings.judge)):
             output = _verifier_output(ctx, step_id, key)
-            weight = float(s.weights.get(key, 1.0))  # type: ignore[call-overload]
+            weight = weights.get(key, 1.0)
             if output is None:
                 parts[key] = {"step": step_id, "passed": False, "score": 0.0, "missing": True}
                 top[key] = row(
@@ -257,19 +254,19 @@ class CombineUniverseVerdicts(Step[CombineSettings]):
             rows.append(top[key])
             rows += [{**r, "criterion": f"{key}/{r.get('criterion')}", "weight": 0.0} for r in output["rows"]]
         missing = any(p.get("missing") for p in parts.values())
-        if s.method == "all_pass":
+        if settings.method == "all_pass":
             passed = all(p["passed"] for p in parts.values())
             score = 1.0 if passed else 0.0
         else:
-            total = sum(float(s.weights.get(k, 1.0)) for k in parts)  # type: ignore[call-overload]
-            score = sum(p["score"] * float(s.weights.get(k, 1.0)) for k, p in parts.items()) / total  # type: ignore[call-overload]
-            passed = not missing and score >= s.threshold
+            total = sum(weights.get(k, 1.0) for k in parts)
+            score = sum(float(p["score"]) * weights.get(k, 1.0) for k, p in parts.items()) / total
+            passed = not missing and score >= settings.threshold
         reasons = [f"{key}: {top[key]['detail']}" for key in top if not parts[key]["passed"]]
         return {
             "score": score,
             "passed": passed,
             "rows": rows,
-            "method": s.method,
+            "method": settings.method,
             "roundtrip": parts["roundtrip"],
             "judge": parts["judge"],
             "verdict": "pass" if passed else "fail",

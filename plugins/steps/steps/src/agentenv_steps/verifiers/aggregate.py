@@ -37,34 +37,36 @@ class AggregateVerifiers(Step[AggregateSettings]):
     Settings = AggregateSettings
     verifier: ClassVar[bool] = True
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
-        s: AggregateSettings = settings  # type: ignore[assignment]
+    def preflight(self, settings: AggregateSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         problems = []
-        if not s.verifiers:
+        if not settings.verifiers:
             problems.append(("verifiers", "the list is empty; name the verifier steps to combine"))
-        for vid in s.verifiers:
+        for vid in settings.verifiers:
             if vid not in step_ids:
                 problems.append(("verifiers", f"no step {vid!r} in this task (steps: {', '.join(step_ids)})"))
-        if dupes := duplicate_names(list(s.verifiers)):
+        if dupes := duplicate_names(list(settings.verifiers)):
             problems.append(("verifiers", f"listed twice: {', '.join(dupes)}"))
-        for vid, weight in s.weights.items():
-            if vid not in s.verifiers:
+        for vid, weight in settings.weights.items():
+            if vid not in settings.verifiers:
                 problems.append((f"weights.{vid}", f"{vid!r} is not in `verifiers`; weigh only listed verifiers"))
             if weight < 0:
                 problems.append((f"weights.{vid}", f"weight {weight} is negative; use 0 or more"))
-        if s.method == "weighted_average" and s.verifiers and sum(s.weights.get(v, 1.0) for v in s.verifiers) <= 0:
+        if (
+            settings.method == "weighted_average"
+            and settings.verifiers
+            and sum(settings.weights.get(v, 1.0) for v in settings.verifiers) <= 0
+        ):
             problems.append(
                 ("weights", "every weight is 0, so there is nothing to average; give one a positive weight")
             )
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        s: AggregateSettings = settings  # type: ignore[assignment]
+    async def execute(self, settings: AggregateSettings, ctx: StepContext) -> dict[str, Any]:
         rows: list[Row] = []
         parts: dict[str, dict[str, Any]] = {}
-        for vid in s.verifiers:
+        for vid in settings.verifiers:
             output = ctx.outputs.get(vid)
-            weight = s.weights.get(vid, 1.0)
+            weight = settings.weights.get(vid, 1.0)
             if output is None:
                 parts[vid] = {"score": 0.0, "passed": False, "weight": weight, "missing": True}
                 rows.append(
@@ -86,7 +88,7 @@ class AggregateVerifiers(Step[AggregateSettings]):
             parts[vid] = {"score": score, "passed": passed, "weight": weight}
             for row in output["rows"]:
                 rows.append({**row, "criterion": f"{vid}/{row.get('criterion')}"})
-        return {**combine(s.method, parts), "rows": rows, "method": s.method, "verifiers": parts}
+        return {**combine(settings.method, parts), "rows": rows, "method": settings.method, "verifiers": parts}
 
 
 def combine(method: str, parts: dict[str, dict[str, Any]]) -> dict[str, Any]:

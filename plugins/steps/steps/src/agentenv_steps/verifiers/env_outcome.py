@@ -57,12 +57,13 @@ class EnvOutcomeVerifier(Step[EnvOutcomeSettings]):
     Settings = EnvOutcomeSettings
     verifier: ClassVar[bool] = True
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
-        s: EnvOutcomeSettings = settings  # type: ignore[assignment]
+    def preflight(self, settings: EnvOutcomeSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         problems = []
-        if s.env not in step_ids:
-            problems.append(("env", f"no step {s.env!r} in this task; name the deploy_env step whose world to grade"))
-        given = [f for f in ("checks", "script", "function") if getattr(s, f) is not None]
+        if settings.env not in step_ids:
+            problems.append(
+                ("env", f"no step {settings.env!r} in this task; name the deploy_env step whose world to grade")
+            )
+        given = [f for f in ("checks", "script", "function") if getattr(settings, f) is not None]
         if len(given) != 1:
             problems.append(
                 (
@@ -70,28 +71,29 @@ class EnvOutcomeVerifier(Step[EnvOutcomeSettings]):
                     "give exactly one of `checks` (SQL), `script` (a .py file) or `function` (module:function)",
                 )
             )
-        if s.checks is not None and not s.checks:
+        if settings.checks is not None and not settings.checks:
             problems.append(("checks", "the list is empty; add at least one `{name, env, sql}` check"))
-        if s.checks and (dupes := duplicate_names([c.label() for c in s.checks])):
+        if settings.checks and (dupes := duplicate_names([c.label() for c in settings.checks])):
             problems.append(("checks", f"criterion names repeat ({', '.join(dupes)}); give each check its own `name`"))
-        if s.function is not None and ":" not in s.function:
-            problems.append(("function", f"{s.function!r} is not `module:function` (e.g. mybundle.checks:verify)"))
-        if s.script is not None and not s.script.endswith(".py"):
-            problems.append(("script", f"{s.script!r} is not a Python file; give the path of a .py file"))
+        if settings.function is not None and ":" not in settings.function:
+            problems.append(
+                ("function", f"{settings.function!r} is not `module:function` (e.g. mybundle.checks:verify)")
+            )
+        if settings.script is not None and not settings.script.endswith(".py"):
+            problems.append(("script", f"{settings.script!r} is not a Python file; give the path of a .py file"))
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        s: EnvOutcomeSettings = settings  # type: ignore[assignment]
-        world = ctx.resource(s.env, World)
-        if s.checks:
-            rows = [self._sql_row(world, i, check) for i, check in enumerate(s.checks)]
-            return verdict(rows, env=s.env)
-        if s.script is not None:
-            func, where = load_script(ctx.resolve_path(s.script)), f"field `script` ({s.script})"
+    async def execute(self, settings: EnvOutcomeSettings, ctx: StepContext) -> dict[str, Any]:
+        world = ctx.resource(settings.env, World)
+        if settings.checks:
+            rows = [self._sql_row(world, i, check) for i, check in enumerate(settings.checks)]
+            return verdict(rows, env=settings.env)
+        if settings.script is not None:
+            func, where = load_script(ctx.resolve_path(settings.script)), f"field `script` ({settings.script})"
         else:
-            func, where = load_function(s.function or ""), f"field `function` ({s.function})"
+            func, where = load_function(settings.function or ""), f"field `function` ({settings.function})"
         rows = rows_from_result(await call_verify(func, world, where), where)
-        return verdict(rows, env=s.env)
+        return verdict(rows, env=settings.env)
 
     @staticmethod
     def _sql_row(world: World, index: int, check: SqlCheck) -> Row:

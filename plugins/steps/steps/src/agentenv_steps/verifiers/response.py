@@ -88,22 +88,20 @@ class AgentPromptResponseVerifier(Step[ResponseSettings]):
     Settings = ResponseSettings
     verifier: ClassVar[bool] = True
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
-        s: ResponseSettings = settings  # type: ignore[assignment]
+    def preflight(self, settings: ResponseSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         problems = []
-        if s.prompt_step not in step_ids:
-            problems.append(("prompt_step", f"no step {s.prompt_step!r} in this task; name a prompt_agent step"))
-        if not s.checks:
+        if settings.prompt_step not in step_ids:
+            problems.append(("prompt_step", f"no step {settings.prompt_step!r} in this task; name a prompt_agent step"))
+        if not settings.checks:
             problems.append(("checks", 'the list is empty; add at least one check, e.g. {contains = "refund"}'))
-        if dupes := duplicate_names([c.label() for c in s.checks]):
+        if dupes := duplicate_names([c.label() for c in settings.checks]):
             problems.append(("checks", f"criterion names repeat ({', '.join(dupes)}); give each check its own `name`"))
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        s: ResponseSettings = settings  # type: ignore[assignment]
-        response = response_of(ctx, s.prompt_step)
-        rows = [self._row(response, check) for check in s.checks]
-        return verdict(rows, prompt_step=s.prompt_step)
+    async def execute(self, settings: ResponseSettings, ctx: StepContext) -> dict[str, Any]:
+        response = response_of(ctx, settings.prompt_step)
+        rows = [self._row(response, check) for check in settings.checks]
+        return verdict(rows, prompt_step=settings.prompt_step)
 
     @staticmethod
     def _row(response: str, check: TextCheck) -> Row:

@@ -96,32 +96,30 @@ class RubricsVerifier(Step[RubricsSettings]):
     Settings = RubricsSettings
     verifier: ClassVar[bool] = True
 
-    def needs_model(self, settings: BaseModel) -> tuple[str, str] | None:
-        s: RubricsSettings = settings  # type: ignore[assignment]
-        for i, c in enumerate(s.criteria):
-            if s.judge == "llm" or (s.judge == "auto" and c.check is None):
+    def needs_model(self, settings: RubricsSettings) -> tuple[str, str] | None:
+        for i, c in enumerate(settings.criteria):
+            if settings.judge == "llm" or (settings.judge == "auto" and c.check is None):
                 return (
                     f"criteria.{i}",
                     f"criterion {c.name!r} has no deterministic `check`: the LLM judge deciding it",
                 )
         return None
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
-        s: RubricsSettings = settings  # type: ignore[assignment]
+    def preflight(self, settings: RubricsSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         problems = []
         for field in ("prompt_step", "env"):
-            value = getattr(s, field)
+            value = getattr(settings, field)
             if value is not None and value not in step_ids:
                 kind = "prompt_agent" if field == "prompt_step" else "deploy_env"
                 problems.append((field, f"no step {value!r} in this task; name a {kind} step"))
-        if not s.criteria:
+        if not settings.criteria:
             problems.append(("criteria", "the list is empty; add at least one `{name, description, check}`"))
-        if dupes := duplicate_names([c.name for c in s.criteria]):
+        if dupes := duplicate_names([c.name for c in settings.criteria]):
             problems.append(("criteria", f"criterion names repeat ({', '.join(dupes)}); names must be unique"))
-        for i, c in enumerate(s.criteria):
+        for i, c in enumerate(settings.criteria):
             where = f"criteria.{i}"
-            uses_llm = s.judge == "llm" or (s.judge == "auto" and c.check is None)
-            if s.judge == "deterministic" and c.check is None:
+            uses_llm = settings.judge == "llm" or (settings.judge == "auto" and c.check is None)
+            if settings.judge == "deterministic" and c.check is None:
                 problems.append(
                     (
                         f"{where}.check",
@@ -137,7 +135,7 @@ class RubricsVerifier(Step[RubricsSettings]):
                         "needs a `description` of what a good answer does",
                     )
                 )
-            if uses_llm and s.prompt_step is None and s.env is None:
+            if uses_llm and settings.prompt_step is None and settings.env is None:
                 problems.append(
                     (
                         "prompt_step",
@@ -145,17 +143,18 @@ class RubricsVerifier(Step[RubricsSettings]):
                         "evidence: set `prompt_step` (the response) and/or `env` (the trajectory)",
                     )
                 )
-            if c.check is None or s.judge == "llm":
+            if c.check is None or settings.judge == "llm":
                 continue
-            if c.check.kind.startswith("response_") and s.prompt_step is None:
+            if c.check.kind.startswith("response_") and settings.prompt_step is None:
                 problems.append(("prompt_step", f"criterion {c.name!r} checks the response; set `prompt_step`"))
-            if c.check.kind in ("tool_called", "sql") and s.env is None:
+            if c.check.kind in ("tool_called", "sql") and settings.env is None:
                 problems.append(("env", f"criterion {c.name!r} checks the world; set `env` to the deploy_env step"))
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        s: RubricsSettings = settings  # type: ignore[assignment]
-        by_llm = [c for c in s.criteria if s.judge == "llm" or (s.judge == "auto" and c.check is None)]
+    async def execute(self, settings: RubricsSettings, ctx: StepContext) -> dict[str, Any]:
+        by_llm = [
+            c for c in settings.criteria if settings.judge == "llm" or (settings.judge == "auto" and c.check is None)
+        ]
         model = None
         if by_llm:
             model, missing = configured_model(ctx)
@@ -165,22 +164,22 @@ class RubricsVerifier(Step[RubricsSettings]):
                     f"configured ({missing} not set); add `check` to the criterion or configure "
                     "[model] base_url and model in .agentenv/config.toml (or pass --model)"
                 )
-        response = response_of(ctx, s.prompt_step) if s.prompt_step else None
-        world = ctx.resource(s.env, World) if s.env else None
+        response = response_of(ctx, settings.prompt_step) if settings.prompt_step else None
+        world = ctx.resource(settings.env, World) if settings.env else None
         rows: dict[str, Row] = {}
         llm_names = {c.name for c in by_llm}
-        for c in s.criteria:
+        for c in settings.criteria:
             if c.check is not None and c.name not in llm_names:
                 rows[c.name] = self._check_row(c, c.check, response, world)
         if by_llm and model is not None:
             calls = None if world is None else [e for e in world.trajectory.events if e.get("kind") == "tool_call"]
-            material = evidence(prompt_of(ctx.outputs.get(s.prompt_step or "", {})), response, calls)
-            answers = await ask_judge(model, [(c.name, c.description) for c in by_llm], material, s.timeout)
+            material = evidence(prompt_of(ctx.outputs.get(settings.prompt_step or "", {})), response, calls)
+            answers = await ask_judge(model, [(c.name, c.description) for c in by_llm], material, settings.timeout)
             for c in by_llm:
                 passed, reason = answers[c.name]
                 rows[c.name] = make_row(c.name, passed, weight=c.weight, detail=f"LLM judge ({model.model}): {reason}")
         extra: dict[str, Any] = {"judge": {"model": model.model, "criteria": [c.name for c in by_llm]}} if model else {}
-        return verdict([rows[c.name] for c in s.criteria], **extra)
+        return verdict([rows[c.name] for c in settings.criteria], **extra)
 
     @staticmethod
     def _check_row(c: Criterion, check: RubricCheck, response: str | None, world: World | None) -> Row:

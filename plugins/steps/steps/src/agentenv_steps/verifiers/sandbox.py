@@ -96,22 +96,20 @@ class VerifySandbox(Step[VerifySandboxSettings]):
     Settings = VerifySandboxSettings
     verifier: ClassVar[bool] = True
 
-    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
-        s: VerifySandboxSettings = settings  # type: ignore[assignment]
+    def preflight(self, settings: VerifySandboxSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         problems = []
-        if s.sandbox not in step_ids:
-            problems.append(("sandbox", f"no step {s.sandbox!r} in this task; name the deploy_sandbox step"))
-        if not s.checks:
+        if settings.sandbox not in step_ids:
+            problems.append(("sandbox", f"no step {settings.sandbox!r} in this task; name the deploy_sandbox step"))
+        if not settings.checks:
             problems.append(("checks", 'the list is empty; add a probe, e.g. {file_exists = "out/report.md"}'))
-        if dupes := duplicate_names([c.label() for c in s.checks]):
+        if dupes := duplicate_names([c.label() for c in settings.checks]):
             problems.append(("checks", f"criterion names repeat ({', '.join(dupes)}); give each check its own `name`"))
         return problems
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        s: VerifySandboxSettings = settings  # type: ignore[assignment]
-        sandbox = as_sandbox(ctx.resource(s.sandbox, object), s.sandbox)
-        rows = [await asyncio.to_thread(self._probe, sandbox, check) for check in s.checks]
-        return verdict(rows, sandbox=s.sandbox)
+    async def execute(self, settings: VerifySandboxSettings, ctx: StepContext) -> dict[str, Any]:
+        sandbox = as_sandbox(ctx.resource(settings.sandbox, object), settings.sandbox)
+        rows = [await asyncio.to_thread(self._probe, sandbox, check) for check in settings.checks]
+        return verdict(rows, sandbox=settings.sandbox)
 
     @staticmethod
     def _probe(sandbox: Sandbox, check: SandboxCheck) -> Row:

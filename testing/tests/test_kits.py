@@ -1,0 +1,149 @@
+"""The kits check what they promise: a good env and step pass, and each broken one fails the check it should."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from agentenv.contracts import Step, StepContext
+from agentenv.hookspecs import hookimpl
+from agentenv.plugins.host import PluginHost
+from agentenv_runtime import Env, ToolError, tool
+from agentenv_testing.envs import EnvConformance
+from agentenv_testing.steps import StepConformance
+from pydantic import BaseModel, ConfigDict
+
+
+class Counter(Env):
+    """A counter that only goes up."""
+
+    name = "kit_counter"
+    schema = "CREATE TABLE n (value INTEGER NOT NULL); INSERT INTO n VALUES (0);"
+
+    @tool
+    def add(self, amount: int) -> dict[str, int]:
+        """Add to the counter.
+
+        Args:
+            amount: How much (at least 1).
+        """
+        if amount < 1:
+            raise ToolError("add at least 1", field="amount")
+        self.db.execute("UPDATE n SET value = value + ?", (amount,))
+        return {"value": self.db.execute("SELECT value FROM n").fetchone()[0]}
+
+
+class TestCounterEnv(EnvConformance):
+    env_class = Counter
+
+
+class AddSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    amount: int = 1
+
+
+class AddStep(Step[AddSettings]):
+    name = "kit_add"
+    description = "Add to the counter."
+    Settings = AddSettings
+
+    async def execute(self, settings: AddSettings, ctx: StepContext) -> dict[str, Any]:
+        return {"amount": settings.amount}
+
+
+class TestAddStep(StepConformance):
+    step_class = AddStep
+    example = {"amount": 2}
+
+
+class LaxSettings(BaseModel):
+    amount: int = 1
+
+
+class LaxStep(Step[LaxSettings]):
+    name = "kit_lax"
+    description = "Accepts anything."
+    Settings = LaxSettings
+
+    async def execute(self, settings: LaxSettings, ctx: StepContext) -> dict[str, Any]:
+        return {}
+
+
+class Undescribed(Env):
+    name = "kit_undescribed"
+
+    @tool
+    def poke(self, x: int) -> None:
+        pass
+
+
+class Leaky(Env):
+    """Its tool ignores its argument schema (a hand-made spec that accepts anything)."""
+
+    name = "kit_leaky"
+    schema = "CREATE TABLE t (x INTEGER);"
+
+    @tool
+    def put(self, x: int) -> None:
+        """Put a number."""
+        self.db.execute("INSERT INTO t VALUES (?)", (x,))
+
+
+def test_a_step_that_accepts_unknown_fields_fails_the_kit() -> None:
+    class Check(StepConformance):
+        step_class = LaxStep
+
+    with pytest.raises(AssertionError, match="accepts unknown fields"):
+        Check().test_unknown_fields_are_refused()
+
+
+def test_an_undescribed_tool_fails_the_kit() -> None:
+    class Check(EnvConformance):
+        env_class = Undescribed
+
+    Undescribed._tool_specs = None
+    spec = Undescribed.tool_specs()["poke"]
+    spec._description = ""
+    with pytest.raises(AssertionError, match="has no description"):
+        Check().test_every_tool_describes_itself()
+    Undescribed._tool_specs = None
+
+
+def test_a_tool_that_runs_without_its_arguments_fails_the_kit(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Check(EnvConformance):
+        env_class = Leaky
+
+    def lenient_call(self: Env, tool_name: str, arguments: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+        self.db.execute("INSERT INTO t VALUES (1)")
+        return None, None
+
+    monkeypatch.setattr(Leaky, "call", lenient_call)
+    with pytest.raises(AssertionError, match="ran without its required arguments"):
+        Check().test_bad_arguments_are_refused_and_change_nothing()
+
+
+class StepsPlugin:
+    """A plugin object (no entry point): its hook hands the kernel one step type."""
+
+    @hookimpl
+    def agentenv_register_steps(self) -> list[type[Step[Any]]]:
+        return [AddStep]
+
+
+def test_a_host_of_given_plugin_objects(plugin_host_of: Any) -> None:
+    from agentenv.contracts import kinds
+
+    host: PluginHost = plugin_host_of(StepsPlugin())
+    assert host.get(kinds.STEPS, "kit_add") is AddStep
+    assert [info.name for info in host.infos] == ["StepsPlugin"] and host.problems() == []
+
+
+def test_the_temporary_config_keeps_stores_in_the_test_folder(agentenv_config: Any, tmp_path: Any) -> None:
+    assert str(agentenv_config.file).startswith(str(tmp_path))
+    document = agentenv_config.plugin_settings("agentenv-store-local")["document"]["path"]
+    assert document.startswith(str(tmp_path))
+
+
+def test_the_cli_fixture_runs_the_dispatcher(agentenv_cli: Any) -> None:
+    result = agentenv_cli("--version")
+    assert result.returncode == 0 and result.stdout.startswith("agentenv ")
