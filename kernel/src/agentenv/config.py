@@ -28,6 +28,10 @@ _SECRET_KEY = re.compile(r"(key|token|secret|password|credential)", re.IGNORECAS
 _ENV_REF = re.compile(r"^env:([A-Za-z_][A-Za-z0-9_]*)(?:\?(.*))?$")
 
 
+Secrets = Callable[[str], str | None] | None
+"""Looks up a `secret:` reference (None: not found)."""
+
+
 class ConfigError(ValueError):
     """A config problem; the message names the file, the field and the fix."""
 
@@ -48,12 +52,7 @@ class Config:
         return node
 
     def get(
-        self,
-        dotted: str,
-        default: Any = None,
-        *,
-        environ: Mapping[str, str] | None = None,
-        secrets: Callable[[str], str | None] | None = None,
+        self, dotted: str, default: Any = None, *, environ: Mapping[str, str] | None = None, secrets: Secrets = None
     ) -> Any:
         """The value at `a.b.c`, with `env:`/`secret:` references resolved."""
         value = self.raw(dotted, default)
@@ -127,12 +126,7 @@ def _merge(target: dict[str, Any], new: dict[str, Any], prefix: str, source: str
 
 
 def resolve(
-    value: Any,
-    *,
-    field: str,
-    file: Path | None,
-    environ: Mapping[str, str] | None = None,
-    secrets: Callable[[str], str | None] | None = None,
+    value: Any, *, field: str, file: Path | None, environ: Mapping[str, str] | None = None, secrets: Secrets = None
 ) -> Any:
     """Resolve one `env:`/`secret:` reference; other values pass through."""
     if not isinstance(value, str):

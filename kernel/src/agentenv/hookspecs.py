@@ -29,6 +29,8 @@ if TYPE_CHECKING:
         StoreBackend,
         TriggerKind,
     )
+    from agentenv.plugins.host import PluginHost
+    from agentenv.plugins.problems import Problem
 
 PROJECT = "agentenv"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -76,6 +78,12 @@ class AgentenvSpecs:
     @hookspec
     def agentenv_register_cli_commands(self) -> list[CliCommand]:
         """Extra `agentenv` sub-commands, loaded only when invoked (see `CliCommand`)."""
+        raise NotImplementedError
+
+    @hookspec
+    def agentenv_check_install(self, host: PluginHost, without: str | None) -> list[Problem]:
+        """What a run would meet beyond plugin ranges (a bundle's requirements, configured stores), for
+        `plugin check`; with `without` (a distribution), what uninstalling it would break, for `plugin remove`."""
         raise NotImplementedError
 
     @hookspec

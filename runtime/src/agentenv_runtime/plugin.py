@@ -12,6 +12,8 @@ from agentenv.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from agentenv.contracts import TriggerKind
+    from agentenv.plugins.host import PluginHost
+    from agentenv.plugins.problems import Problem
 
 _TRIGGERS = "agentenv_runtime.world.triggers"
 _CLI = "agentenv_runtime.cli"
@@ -37,6 +39,13 @@ def agentenv_register_cli_commands() -> list[CliCommand]:
         CliCommand("sandbox", "List sandboxes that runs started; prune leftovers.", f"{_CLI}.sandbox_cmd:app"),
         CliCommand("task", "Task file tools (the JSON Schema for editors).", f"{_CLI}.task_cmd:app"),
     ]
+
+
+@hookimpl
+def agentenv_check_install(host: PluginHost, without: str | None) -> list[Problem]:
+    from agentenv_runtime.install_check import install_problems
+
+    return install_problems(host, without)
 
 
 if os.environ.get("AGENTENV_EVENTS"):  # the event log's observers exist only when it is asked for

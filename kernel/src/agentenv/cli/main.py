@@ -42,17 +42,9 @@ def _plugin_commands(group: str = "") -> dict[str, CliCommand]:
 
 def _root_help(commands: dict[str, CliCommand]) -> str:
     width = max(len(name) for name in commands) + 2
-    lines = [
-        "Usage: agentenv [--version] [--help] COMMAND [ARGS]...",
-        "",
-        f"  {ABOUT}",
-        "",
-        "Commands:",
-        *(f"  {name.ljust(width)}{commands[name].help}" for name in sorted(commands)),
-        "",
-        "Run `agentenv COMMAND --help` for a command's options.",
-    ]
-    return "\n".join(lines)
+    listed = "\n".join(f"  {name.ljust(width)}{commands[name].help}" for name in sorted(commands))
+    usage = "Usage: agentenv [--version] [--help] COMMAND [ARGS]..."
+    return f"{usage}\n\n  {ABOUT}\n\nCommands:\n{listed}\n\nRun `agentenv COMMAND --help` for a command's options."
 
 
 def _as_click(obj: Any, name: str) -> Callable[..., Any]:
@@ -85,7 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         import difflib
 
         close = difflib.get_close_matches(name, commands, n=1)
-        hint = f" Did you mean '{close[0]}'?" if close else ""
+        brings = _catalog().get(name)  # a first-party command whose plugin is not installed
+        hint = f" It comes with {brings}: agentenv plugin add {brings}" if brings else ""
+        hint = hint or (f" Did you mean '{close[0]}'?" if close else "")
         print(f"agentenv: no such command '{name}'.{hint} See `agentenv --help`.", file=sys.stderr)
         return 2
     chosen = commands[name]
@@ -104,6 +98,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return _exit_code(exc)
     return 0
+
+
+def _catalog() -> dict[str, str]:
+    """Commands of first-party plugins → the distribution bringing each (data, kept in `commands.json`)."""
+    import json
+    from importlib.resources import files
+
+    return dict(json.loads(files("agentenv").joinpath("commands.json").read_text(encoding="utf-8")))
 
 
 def _exit_code(exc: SystemExit) -> int:

@@ -14,6 +14,7 @@ import typer
 from agentenv.cli.output import fail, print_json, print_table
 from agentenv.plugins.host import PluginHost, get_host
 from agentenv.plugins.info import PluginInfo
+from agentenv.plugins.problems import Problem
 from agentenv.plugins.requirements import InvalidRequirement, canonical, parse
 
 app = typer.Typer(help="List, inspect, check, add and remove plugins.", no_args_is_help=True, add_completion=False)
@@ -53,11 +54,9 @@ def show(name: Annotated[str, typer.Argument(help="Plugin or distribution name."
     if as_json:
         print_json(info.to_dict())
         return
-    print(f"{info.name}  ({info.dist} {info.version})")
-    print(f"  module:       {info.module}")
-    print(f"  status:       {info.status}")
-    print(f"  kernel range: {info.kernel_range or '-'}")
-    print(f"  requires:     {', '.join(info.requires) or '-'}")
+    rows = {"module": info.module, "status": info.status, "kernel range": info.kernel_range or "-"}
+    rows["requires"] = ", ".join(info.requires) or "-"
+    print(f"{info.name}  ({info.dist} {info.version})", *(f"  {k + ':':14}{v}" for k, v in rows.items()), sep="\n")
     for kind, names in sorted(info.contributes.items()):
         print(f"  {kind}: {', '.join(names)}")
     for problem in info.problems:
@@ -67,7 +66,8 @@ def show(name: Annotated[str, typer.Argument(help="Plugin or distribution name."
 @app.command("check")
 def check(as_json: JsonFlag = False) -> None:
     """Report every incompatibility with a one-line fix; exit 1 when there is any."""
-    problems = get_host().load().resolve_all().problems()
+    host = get_host().load().resolve_all()
+    problems = host.problems() + host.install_problems() + foreign_package_problems()
     if as_json:
         print_json({"ok": not problems, "problems": [p.to_dict() for p in problems]})
     elif not problems:
@@ -77,6 +77,18 @@ def check(as_json: JsonFlag = False) -> None:
             print(f"{p.plugin}: [{p.code}] {p.message}\n  fix: {p.fix}")
         print(f"\n{len(problems)} problem(s).")
     raise typer.Exit(1 if problems else 0)
+
+
+def foreign_package_problems() -> list[Problem]:
+    """The index name `agentenv` is an unrelated project shipping a top-level `agentenv` package: installed
+    next to the kernel, it overwrites the kernel's files."""
+    from importlib.metadata import packages_distributions
+
+    others = sorted({d for d in packages_distributions().get("agentenv", []) if canonical(d) != "agentenv-kernel"})
+    if not others:
+        return []
+    fix = f"pip uninstall {' '.join(others)} && pip install --force-reinstall agentenv-kernel"
+    return [Problem("kernel", "foreign-package", f"{', '.join(others)} also installs a top-level `agentenv`", fix)]
 
 
 def installer() -> tuple[str, list[str]]:
@@ -128,16 +140,8 @@ def add(
 def dependents(host: PluginHost, dist: str) -> list[str]:
     """Installed plugin distributions that declare a requirement on `dist` (not ones under an extra)."""
     target = canonical(dist)
-    found = set()
-    for info in host.infos:
-        for raw in info.requires:
-            try:
-                req = parse(raw)
-            except InvalidRequirement:
-                continue
-            if req.applies and req.name == target and canonical(info.dist) != target:
-                found.add(info.dist)
-    return sorted(found)
+    needs = {info.dist for info in host.infos for req in info.requirements() if req.applies and req.name == target}
+    return sorted(dist for dist in needs if canonical(dist) != target)
 
 
 @app.command("remove")
@@ -156,5 +160,8 @@ def remove(
     needed_by = dependents(host, info.dist)
     if needed_by and not force:
         fail(f"{info.dist} is required by {', '.join(needed_by)}; remove those first or pass --force")
+    broken = [p.message for p in host.install_problems(without=info.dist)]
+    if broken and not force:
+        fail(f"removing {info.dist} would break: {'; '.join(broken)}; pass --force to remove it anyway")
     _run_installer("uninstall", [info.dist])
     raise typer.Exit(_check_after())

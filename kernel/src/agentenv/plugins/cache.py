@@ -84,13 +84,10 @@ def cached(name: str, compute: Callable[[], Any], environ: Mapping[str, str], ex
     if key in entries:
         return entries[key]
     value = compute()
-    entries = {k: v for k, v in list(entries.items())[-(KEPT - 1) :]}
-    entries[key] = value
-    try:
+    entries = {**dict(list(entries.items())[-(KEPT - 1) :]), key: value}
+    with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         partial.write_text(json.dumps(entries), encoding="utf-8")
         os.replace(partial, path)  # atomic: concurrent starts never read half a file
-    except OSError:
-        pass
     return value

@@ -47,17 +47,13 @@ def discover(environ: Mapping[str, str] | None = None) -> list[PluginInfo]:
 def _required_by(allowed: set[str], infos: list[PluginInfo]) -> set[str]:
     """The distributions the allowed plugins require, directly or through each other: allowing a plugin
     allows what it cannot work without."""
-    from agentenv.plugins.requirements import InvalidRequirement, canonical, parse
+    from agentenv.plugins.requirements import canonical
 
     by_dist = {canonical(info.dist): info for info in infos}
     wanted = [info for info in infos if {info.name, info.dist} & allowed]
     seen: set[str] = set()
     while wanted:
-        for raw in wanted.pop().requires:
-            try:
-                req = parse(raw)
-            except InvalidRequirement:
-                continue
+        for req in wanted.pop().requirements():
             if req.applies and req.name in by_dist and req.name not in seen:
                 seen.add(req.name)
                 wanted.append(by_dist[req.name])
@@ -73,16 +69,8 @@ def _scan() -> list[dict[str, Any]]:
     records = []
     for ep in entry_points(group=GROUP):
         info = _info(ep)
-        records.append(
-            {
-                "name": info.name,
-                "dist": info.dist,
-                "version": info.version,
-                "module": info.module,
-                "requires": info.requires,
-                "problems": [problem.to_dict() for problem in requirement_problems(info)],
-            }
-        )
+        record = {key: getattr(info, key) for key in ("name", "dist", "version", "module", "requires")}
+        records.append(record | {"problems": [problem.to_dict() for problem in requirement_problems(info)]})
     return records
 
 

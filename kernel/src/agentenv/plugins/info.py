@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentenv.plugins.problems import Problem
+
+if TYPE_CHECKING:
+    from agentenv.plugins.requirements import Requirement
 
 
 @dataclass
@@ -23,28 +27,21 @@ class PluginInfo:
     requirement_problems: list[Problem] | None = field(default=None, repr=False)
     """What the requirement check found at discovery (None: not checked yet)."""
 
-    @property
-    def kernel_range(self) -> str:
+    def requirements(self) -> list[Requirement]:
+        """Its readable requirements (an unreadable one is a problem the requirement check reports)."""
         from agentenv.plugins.requirements import InvalidRequirement, parse
 
+        found = []
         for raw in self.requires:
-            try:
-                req = parse(raw)
-            except InvalidRequirement:
-                continue
-            if req.name == "agentenv-kernel":
-                return str(req.specifier) or "any"
-        return ""
+            with contextlib.suppress(InvalidRequirement):
+                found.append(parse(raw))
+        return found
+
+    @property
+    def kernel_range(self) -> str:
+        return next((str(r.specifier) or "any" for r in self.requirements() if r.name == "agentenv-kernel"), "")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "distribution": self.dist,
-            "version": self.version,
-            "module": self.module,
-            "kernel_range": self.kernel_range,
-            "requires": self.requires,
-            "status": self.status,
-            "contributes": self.contributes,
-            "problems": [p.to_dict() for p in self.problems],
-        }
+        shown: dict[str, Any] = {"name": self.name, "distribution": self.dist, "version": self.version, "module": self.module}
+        shown |= {"kernel_range": self.kernel_range, "requires": self.requires, "status": self.status}
+        return shown | {"contributes": self.contributes, "problems": [p.to_dict() for p in self.problems]}

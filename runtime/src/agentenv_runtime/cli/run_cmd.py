@@ -25,6 +25,7 @@ from agentenv_runtime.engine.bundle import Bundle, find_bundle
 from agentenv_runtime.engine.engine import StepRecord
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
 from agentenv_runtime.engine.task import TaskError, TaskFile, read_task
+from agentenv_runtime.install_check import problems_by_bundle
 
 
 def _at_least_one(text: str) -> int:
@@ -91,12 +92,14 @@ def _list_bundles() -> None:
     host = get_host()
     bundles = host.registry(kinds.BUNDLES)
     if not bundles:
-        print("No bundles installed. Add some: agentenv plugin add agentenv-steps")
+        print("No bundles installed. Add some: agentenv plugin add agentenv-hello (or agentenv-support-desk)")
         return
-    print_table(
-        ("BUNDLE", "DISTRIBUTION", "DESCRIPTION"),
-        [(name, e.dist, e.obj.description) for name, e in sorted(bundles.items())],
-    )
+    unmet = problems_by_bundle(host)
+    rows = [
+        (name, e.dist, "needs plugins: see `agentenv plugin check`" if unmet.get(name) else "ready", e.obj.description)
+        for name, e in sorted(bundles.items())
+    ]
+    print_table(("BUNDLE", "DISTRIBUTION", "STATUS", "DESCRIPTION"), rows)
     print("\nRun one: agentenv run NAME  (or a bundle folder, or a task file)")
 
 

@@ -1,0 +1,117 @@
+"""What a run needs beyond plugin version ranges, answered for the kernel's `agentenv_check_install` hook.
+
+Ranges between distributions are the kernel's business; but an install can satisfy every range and still
+not run anything: a bundle needs plugins nobody declared, `[store] document` names a backend no plugin
+provides, the configured sandbox chain has no installed provider. `agentenv plugin check` reports these,
+`agentenv plugin remove X` refuses while they would appear without X, and `agentenv run` (no argument) marks
+bundles that cannot run yet.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentenv.config import ConfigError, load_config
+from agentenv.contracts import kinds
+from agentenv.plugins.host import ContributionError, PluginHost
+from agentenv.plugins.problems import Problem
+from agentenv.plugins.requirements import canonical
+
+from agentenv_runtime.engine.bundle import Bundle, read_bundle
+from agentenv_runtime.engine.ranges import unmet_ranges
+from agentenv_runtime.engine.task import TaskError
+
+BUNDLE_REQUIREMENT = "bundle-requirement"
+BUNDLE_UNREADABLE = "bundle-unreadable"
+STORE_MISSING = "store-missing"
+SANDBOX_MISSING = "sandbox-missing"
+STORE_KINDS = ("document", "object", "secret", "image")
+
+
+def install_problems(host: PluginHost, without: str | None = None) -> list[Problem]:
+    """Every problem a run would meet here; with `without`, only those that uninstalling it would cause."""
+    gone = canonical(without) if without else None
+    problems = bundle_problems(host, gone)
+    try:
+        config = load_config()
+    except ConfigError as exc:  # `config show` explains it in full; a check must still answer
+        return [*problems, Problem("runtime", "config-invalid", str(exc), "fix the file and field named")]
+    for kind in STORE_KINDS:
+        name = config.raw(f"store.{kind}")
+        entry = host.registry(kinds.STORES).get(f"{kind}:{name}")
+        if entry is None and gone is None:
+            problems.append(_store_missing(host, kind, name, config.sources.get(f"store.{kind}", "default")))
+        elif entry is not None and gone is not None and canonical(entry.dist) == gone:
+            message = f"[store] {kind} = {name!r} is provided by {entry.dist}"
+            problems.append(Problem("runtime", STORE_MISSING, message, f"change [store] {kind} first, or keep it"))
+    for key in ("default", "agent_default"):
+        if config.sources.get(f"sandbox.{key}", "default") != "default":  # only a chain the user chose
+            problems += _chain_problems(host, key, str(config.raw(f"sandbox.{key}")), gone)
+    return problems
+
+
+def bundle_problems(host: PluginHost, gone: str | None = None) -> list[Problem]:
+    return [problem for found in problems_by_bundle(host, gone).values() for problem in found]
+
+
+def problems_by_bundle(host: PluginHost, gone: str | None = None) -> dict[str, list[Problem]]:
+    """Each installed bundle's problems (none: it can run), leaving out the bundles `gone` would take away."""
+    found: dict[str, list[Problem]] = {}
+    for name, entry in sorted(host.registry(kinds.BUNDLES).items()):
+        if gone is not None and canonical(entry.dist) == gone:
+            continue  # the bundle leaves with its distribution
+        try:
+            bundle = read_bundle(Path(entry.obj.path))
+        except (TaskError, ContributionError) as exc:
+            fix = f"reinstall or upgrade {entry.dist}: agentenv plugin add --upgrade {entry.dist}"
+            found[name] = [Problem(entry.plugin, BUNDLE_UNREADABLE, f"bundle {name!r}: {exc}", fix)]
+            continue
+        needs = unmet_needs(bundle, host, gone)
+        found[name] = [Problem(entry.plugin, BUNDLE_REQUIREMENT, message, fix) for message, fix in needs]
+    return found
+
+
+def unmet_needs(bundle: Bundle, host: PluginHost, gone: str | None = None) -> list[tuple[str, str]]:
+    """(message, fix) per requirement of `bundle` that is unmet — or, with `gone`, that removing it would unmeet."""
+    if gone is not None:
+        return [
+            (f"bundle {bundle.name!r} needs {dist}{spec}", f"keep {dist}, or remove the bundle's distribution first")
+            for dist, spec in bundle.requires.items()
+            if canonical(dist) == gone
+        ]
+    try:
+        unmet = unmet_ranges(bundle.requires, host, f"{bundle.path / 'bundle.toml'}: field `requires")
+    except TaskError as exc:
+        return [(str(exc), "fix the range in the bundle's bundle.toml")]
+    return [
+        (
+            f"bundle {bundle.name!r} needs {dist}{spec}, "
+            + (f"but {dist} {have} is installed" if have else "which is not installed"),
+            f"agentenv plugin add '{dist}{spec}'",
+        )
+        for dist, spec, have in unmet
+    ]
+
+
+def _store_missing(host: PluginHost, kind: str, name: object, source: str) -> Problem:
+    have = sorted(key.partition(":")[2] for key in host.registry(kinds.STORES) if key.startswith(f"{kind}:"))
+    message = f"[store] {kind} = {name!r} (from {source}), but no installed plugin provides that {kind} store"
+    fix = (
+        f"add the plugin that provides it, or set [store] {kind} to one installed ({', '.join(have)})"
+        if have
+        else "add a store plugin: agentenv plugin add agentenv-store-local"
+    )
+    return Problem("runtime", STORE_MISSING, message, fix)
+
+
+def _chain_problems(host: PluginHost, key: str, chain: str, gone: str | None) -> list[Problem]:
+    """A chosen chain with no installed provider left: every run that needs a sandbox would fail."""
+    providers = host.registry(kinds.SANDBOX_PROVIDERS)
+    names = [part.strip() for part in chain.split(",") if part.strip()]
+    left = [n for n in names if n in providers and (gone is None or canonical(providers[n].dist) != gone)]
+    if left or (gone is not None and not any(n in providers for n in names)):
+        return []
+    message = f"[sandbox] {key} = {chain!r}, but no provider of that chain is installed"
+    installed = ", ".join(sorted(providers)) or "none"
+    fix = f"add the plugin of one of them, or change [sandbox] {key} (installed providers: {installed})"
+    return [Problem("runtime", SANDBOX_MISSING, message, fix)]
