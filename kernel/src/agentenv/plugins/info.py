@@ -42,6 +42,7 @@ class PluginInfo:
         return next((str(r.specifier) or "any" for r in self.requirements() if r.name == "agentenv-kernel"), "")
 
     def to_dict(self) -> dict[str, Any]:
-        shown: dict[str, Any] = {"name": self.name, "distribution": self.dist, "version": self.version, "module": self.module}
+        shown: dict[str, Any] = {"name": self.name, "distribution": self.dist, "version": self.version}
+        shown["module"] = self.module
         shown |= {"kernel_range": self.kernel_range, "requires": self.requires, "status": self.status}
         return shown | {"contributes": self.contributes, "problems": [p.to_dict() for p in self.problems]}
