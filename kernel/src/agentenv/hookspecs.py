@@ -29,7 +29,6 @@ if TYPE_CHECKING:
         StoreBackend,
         TriggerKind,
     )
-    from agentenv.plugins.host import PluginHost
     from agentenv.plugins.problems import Problem
 
 PROJECT = "agentenv"
@@ -81,7 +80,7 @@ class AgentenvSpecs:
         raise NotImplementedError
 
     @hookspec
-    def agentenv_check_install(self, host: PluginHost, without: str | None) -> list[Problem]:
+    def agentenv_check_install(self, without: str | None) -> list[Problem]:
         """What a run would meet beyond plugin ranges (a bundle's requirements, configured stores), for
         `plugin check`; with `without` (a distribution), what uninstalling it would break, for `plugin remove`."""
         raise NotImplementedError

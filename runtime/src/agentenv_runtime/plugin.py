@@ -12,7 +12,6 @@ from agentenv.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from agentenv.contracts import TriggerKind
-    from agentenv.plugins.host import PluginHost
     from agentenv.plugins.problems import Problem
 
 _TRIGGERS = "agentenv_runtime.world.triggers"
@@ -42,10 +41,12 @@ def agentenv_register_cli_commands() -> list[CliCommand]:
 
 
 @hookimpl
-def agentenv_check_install(host: PluginHost, without: str | None) -> list[Problem]:
+def agentenv_check_install(without: str | None) -> list[Problem]:
+    from agentenv.plugins.host import get_host
+
     from agentenv_runtime.install_check import install_problems
 
-    return install_problems(host, without)
+    return install_problems(get_host(), without)
 
 
 if os.environ.get("AGENTENV_EVENTS"):  # the event log's observers exist only when it is asked for

@@ -317,7 +317,7 @@ class PluginHost:
     def install_problems(self, without: str | None = None) -> list[Problem]:
         """What `agentenv_check_install` implementers find (see the hook); plugin modules only are loaded."""
         self.load([])
-        return [p for found in self.pm.hook.agentenv_check_install(host=self, without=without) for p in found]
+        return [p for found in self.pm.hook.agentenv_check_install(without=without) for p in found]
 
     def find(self, name: str) -> PluginInfo | None:
         return next((i for i in self.infos if name in (i.name, i.dist)), None)
