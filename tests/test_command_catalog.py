@@ -1,7 +1,7 @@
 """A command whose plugin is not installed names the distribution that brings it.
 
-The kernel reads that from `agentenv/commands.json`, a table of the first-party plugins' commands; the second
-test keeps the table equal to what the first-party plugins of this workspace really register.
+The runtime answers the kernel's `agentenv_command_hints` hook from `agentenv_runtime/commands.json`, a table
+of the first-party plugins' commands; the second test keeps the table equal to what the first-party plugins of this workspace really register.
 """
 
 from __future__ import annotations
@@ -37,6 +37,6 @@ def test_the_catalog_lists_every_first_party_command(monkeypatch: pytest.MonkeyP
         for name, entry in get_host().registry(kinds.CLI_COMMANDS).items()
         if " " not in name and entry.dist.startswith("agentenv-")
     }
-    catalog = json.loads(files("agentenv").joinpath("commands.json").read_text(encoding="utf-8"))
+    catalog = json.loads(files("agentenv_runtime").joinpath("commands.json").read_text(encoding="utf-8"))
     reset_host()
-    assert catalog == registered, "regenerate kernel/src/agentenv/commands.json from the registered commands"
+    assert catalog == registered, "regenerate runtime/src/agentenv_runtime/commands.json from the registered commands"

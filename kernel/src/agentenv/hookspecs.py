@@ -86,6 +86,11 @@ class AgentenvSpecs:
         raise NotImplementedError
 
     @hookspec
+    def agentenv_command_hints(self) -> dict[str, str]:
+        """Commands that may not be installed → the distribution that brings each, for `no such command` errors."""
+        raise NotImplementedError
+
+    @hookspec
     def agentenv_run_started(self, run: dict[str, Any]) -> None:
         """Observer: a run began. `run` holds its id, task name, seed and plugin versions."""
 

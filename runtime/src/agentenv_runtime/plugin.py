@@ -49,6 +49,15 @@ def agentenv_check_install(without: str | None) -> list[Problem]:
     return install_problems(get_host(), without)
 
 
+@hookimpl
+def agentenv_command_hints() -> dict[str, str]:
+    """The first-party plugins' commands (kept in `commands.json`), so a missing one names what to add."""
+    import json
+    from importlib.resources import files
+
+    return dict(json.loads(files("agentenv_runtime").joinpath("commands.json").read_text(encoding="utf-8")))
+
+
 if os.environ.get("AGENTENV_EVENTS"):  # the event log's observers exist only when it is asked for
     from agentenv_runtime.events import (  # noqa: F401 - pluggy registers what this module holds
         agentenv_run_finished,

@@ -77,7 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         import difflib
 
         close = difflib.get_close_matches(name, commands, n=1)
-        brings = _catalog().get(name)  # a first-party command whose plugin is not installed
+        from agentenv.plugins.host import get_host
+
+        brings = get_host().command_hints().get(name)  # a command whose plugin is not installed
         hint = f" It comes with {brings}: agentenv plugin add {brings}" if brings else ""
         hint = hint or (f" Did you mean '{close[0]}'?" if close else "")
         print(f"agentenv: no such command '{name}'.{hint} See `agentenv --help`.", file=sys.stderr)
@@ -98,14 +100,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return _exit_code(exc)
     return 0
-
-
-def _catalog() -> dict[str, str]:
-    """Commands of first-party plugins → the distribution bringing each (data, kept in `commands.json`)."""
-    import json
-    from importlib.resources import files
-
-    return dict(json.loads(files("agentenv").joinpath("commands.json").read_text(encoding="utf-8")))
 
 
 def _exit_code(exc: SystemExit) -> int:

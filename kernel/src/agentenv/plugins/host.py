@@ -319,6 +319,10 @@ class PluginHost:
         self.load([])
         return [p for found in self.pm.hook.agentenv_check_install(without=without) for p in found]
 
+    def command_hints(self) -> dict[str, str]:
+        self.load([])
+        return {name: dist for found in self.pm.hook.agentenv_command_hints() for name, dist in found.items()}
+
     def find(self, name: str) -> PluginInfo | None:
         return next((i for i in self.infos if name in (i.name, i.dist)), None)
 
