@@ -1,7 +1,8 @@
 """A command whose plugin is not installed names the distribution that brings it.
 
 The runtime answers the kernel's `agentenv_command_hints` hook from `agentenv_runtime/commands.json`, a table
-of the first-party plugins' commands; the second test keeps the table equal to what the first-party plugins of this workspace really register.
+of the first-party plugins' commands; the second test keeps the table equal to what the first-party
+plugins of this workspace really register.
 """
 
 from __future__ import annotations
