@@ -234,7 +234,7 @@ CASES = [
             f"requires agentenv-kernel{Requirement(EXCLUDING_KERNEL_RANGE).specifier}",
             f"agentenv-kernel {KERNEL_VERSION} is installed",
         ],
-        ["agentenv plugin add --upgrade agentenv-fixture-future"],
+        ["agentenv plugin add agentenv-fixture-future"],
     ),
     Case(
         "duplicate-contribution",

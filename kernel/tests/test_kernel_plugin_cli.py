@@ -184,3 +184,29 @@ def test_plugin_without_subcommand_shows_its_help(agentenv: Agentenv) -> None:
     result = agentenv("plugin")
     shown = result.stdout + result.stderr
     assert all(word in shown for word in ("list", "show", "check", "add", "remove"))
+
+
+def test_add_names_every_installed_sibling_so_the_resolver_keeps_them_fitting(
+    family: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentenv.cli.plugin_cmd import siblings
+    from agentenv.plugins.host import reset_host
+
+    reset_host()
+    monkeypatch.setenv("AGENTENV_NO_CACHE", "1")
+    bare = siblings({"agentenv-fixture-user"}, pin=False)
+    assert f"agentenv-kernel=={KERNEL_VERSION}" in bare, "the kernel never moves unless named"
+    assert "agentenv-fixture-base" in bare and "agentenv-fixture-user" not in bare
+    pinned = siblings({"agentenv-fixture-user"}, pin=True)
+    assert "agentenv-fixture-base==0.3.0" in pinned, "an upgrade of one plugin holds every sibling where it is"
+    assert not [s for s in siblings({"agentenv-kernel"}, pin=False) if s.startswith("agentenv-kernel")]
+    reset_host()
+
+
+def test_add_reads_the_name_of_a_wheel_or_a_project_folder(tmp_path: Path) -> None:
+    from agentenv.cli.plugin_cmd import spec_name
+
+    assert spec_name("dist/agentenv_slack-0.2.0-py3-none-any.whl") == "agentenv-slack"
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "Agentenv_Phone"\nversion = "1"\n')
+    assert spec_name(str(tmp_path)) == "agentenv-phone"
+    assert spec_name("agentenv-email>=0.1,<0.2") == "agentenv-email"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -126,15 +125,38 @@ def add(
     specs: Annotated[list[str], typer.Argument(help="Requirement specs, e.g. 'agentenv-slack>=0.1,<0.2' or a path.")],
     upgrade: Annotated[bool, typer.Option("--upgrade", "-U", help="Upgrade if already installed.")] = False,
 ) -> None:
-    """Install plugins with this environment's installer, then run `plugin check`."""
-    for spec in specs:
-        if not (os.path.exists(spec) or "://" in spec):
-            try:
-                parse(spec)
-            except InvalidRequirement as exc:
-                fail(f"{spec!r} is not a requirement spec ({exc}); quote it, e.g. 'agentenv-slack>=0.1,<0.2'")
-    _run_installer("install", (["--upgrade"] if upgrade else []) + specs)
+    """Install plugins with this environment's installer, resolved together with every installed agentenv
+    distribution so no sibling breaks, then run `plugin check`."""
+    named = {spec_name(spec) for spec in specs}
+    _run_installer("install", (["--upgrade"] if upgrade else []) + specs + siblings(named, pin=upgrade))
     raise typer.Exit(_check_after())
+
+
+def spec_name(spec: str) -> str:
+    """The distribution a spec names: a requirement, a wheel file or a project folder (a clear error otherwise)."""
+    path = Path(spec)
+    if path.suffix == ".whl":
+        return canonical(path.name.split("-")[0])
+    if path.is_dir() and (path / "pyproject.toml").is_file():
+        import tomllib
+
+        return canonical(str(tomllib.loads((path / "pyproject.toml").read_text()).get("project", {}).get("name")))
+    try:
+        return parse(spec).name
+    except InvalidRequirement as exc:
+        fail(f"{spec!r} is not a requirement spec ({exc}); quote it, e.g. 'agentenv-slack>=0.1,<0.2'")
+        raise AssertionError("unreachable") from None
+
+
+def siblings(named: set[str], pin: bool) -> list[str]:
+    """Every other installed agentenv distribution, named in the same install so the resolver keeps them fitting:
+    bare (it may move one so the whole set fits), or pinned to its installed version when upgrading. The kernel
+    stays pinned unless named: a fix never changes it."""
+    from agentenv import __version__
+
+    installed = {canonical(info.dist): info.version for info in get_host().infos} | {"agentenv-kernel": __version__}
+    keep = sorted(set(installed) - named)
+    return [f"{d}=={installed[d]}" if pin or d == "agentenv-kernel" else d for d in keep]
 
 
 def dependents(host: PluginHost, dist: str) -> list[str]:

@@ -29,18 +29,10 @@ def requirement_problems(info: PluginInfo) -> list[Problem]:
         try:
             req = parse(raw)
         except InvalidRequirement as exc:
-            found.append(
-                Problem(
-                    info.name,
-                    codes.MISSING_REQUIREMENT,
-                    f"unreadable requirement {raw!r}: {exc}",
-                    f"reinstall {info.dist}: pip install --force-reinstall {info.dist}",
-                )
-            )
+            fix = f"reinstall {info.dist}: pip install --force-reinstall {info.dist}"
+            found.append(Problem(info.name, codes.MISSING_REQUIREMENT, f"unreadable requirement {raw!r}: {exc}", fix))
             continue
-        if not req.applies:
-            continue
-        problem = _check(info, req)
+        problem = _check(info, req) if req.applies else None
         if problem:
             found.append(problem)
     return found
@@ -49,30 +41,18 @@ def requirement_problems(info: PluginInfo) -> list[Problem]:
 def _check(info: PluginInfo, req: Requirement) -> Problem | None:
     have = installed_version(req.name)
     spec = str(req.specifier)
+    wants = f"{info.dist} {info.version} requires {req.name}{spec}"
     if have is None:
-        return Problem(
-            info.name,
-            codes.MISSING_REQUIREMENT,
-            f"{info.dist} {info.version} requires {req.name}{spec}, which is not installed",
-            f"agentenv plugin add '{req.name}{spec}'",
-        )
+        return Problem(info.name, codes.MISSING_REQUIREMENT, f"{wants}, which is not installed",
+                       f"agentenv plugin add '{req.name}{spec}'")  # fmt: skip
     try:
         ok = req.specifier.contains(Version(have), prereleases=True)
     except InvalidVersion:
         ok = False
     if ok:
         return None
-    if req.name == "agentenv-kernel":
-        return Problem(
-            info.name,
-            codes.KERNEL_RANGE,
-            f"{info.dist} {info.version} requires agentenv-kernel{spec}, but agentenv-kernel {have} is installed",
-            f"pip install '{req.name}{spec}', or install a release of {info.dist} made for "
-            f"agentenv-kernel {have}: agentenv plugin add --upgrade {info.dist}",
-        )
-    return Problem(
-        info.name,
-        codes.REQUIREMENT_RANGE,
-        f"{info.dist} {info.version} requires {req.name}{spec}, but {req.name} {have} is installed",
-        f"agentenv plugin add '{req.name}{spec}'",
-    )
+    if req.name == "agentenv-kernel":  # never another kernel: `add` keeps this one and picks the release that fits
+        message = f"{wants}, but agentenv-kernel {have} is installed"
+        return Problem(info.name, codes.KERNEL_RANGE, message, f"agentenv plugin add {info.dist}")
+    fix = f"agentenv plugin add '{req.name}{spec}'"
+    return Problem(info.name, codes.REQUIREMENT_RANGE, f"{wants}, but {req.name} {have} is installed", fix)
