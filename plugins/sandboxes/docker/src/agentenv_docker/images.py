@@ -5,8 +5,9 @@ or uses a build argument `BASE_IMAGE` gets the provider's `base_image` (so the s
 the locally built base and with `python:3.12-slim` from a registry).
 
 `build_world_image` needs no registry and no network inside the build: it builds wheels of workspace
-distributions on the host, downloads their dependencies' wheels for the image's Python (PyPI from the
-host), and installs all of them with `pip install --no-index` into a venv at `/opt/agentenv`.
+distributions on the host (or packs regular installs again from their installed files, see `repack`),
+downloads their dependencies' wheels for the image's Python (PyPI from the host), and installs all of them
+with `pip install --no-index` into a venv at `/opt/agentenv`.
 """
 
 from __future__ import annotations
@@ -119,8 +120,9 @@ def build_image(
 # -- world images -----------------------------------------------------------------------------------
 
 
-def distribution_folder(dist: str) -> Path:
-    """The source folder of installed distribution `dist` (an editable or local install), or a clear error."""
+def distribution_folder(dist: str) -> Path | None:
+    """The source folder of `dist` (a folder, or an editable/local-folder install); None for a regular install
+    from a wheel (see `wheel_of`)."""
     candidate = Path(dist)
     if candidate.is_dir() and (candidate / "pyproject.toml").is_file():
         return candidate.resolve()
@@ -130,12 +132,24 @@ def distribution_folder(dist: str) -> Path:
         raise ImageBuildError(f"distribution {dist!r} is not installed here; name a workspace folder instead") from None
     raw = found.read_text("direct_url.json")
     url = json.loads(raw).get("url", "") if raw else ""
-    if not url.startswith("file://"):
-        raise ImageBuildError(
-            f"distribution {dist!r} is not installed from a local folder, so no wheel can be built from it; "
-            "install it editable (uv sync) or pass its folder"
-        )
-    return Path(unquote(urlparse(url).path))
+    folder = Path(unquote(urlparse(url).path)) if url.startswith("file://") else None
+    return folder if folder is not None and (folder / "pyproject.toml").is_file() else None
+
+
+def wheel_of(dist: str, out_dir: Path, log: Callable[[str], None]) -> None:
+    """A wheel of `dist` into `out_dir`: built from its source folder, or packed again from its installed files."""
+    from agentenv_docker.repack import RepackError, repack_installed
+
+    folder = distribution_folder(dist)
+    if folder is not None:
+        log(f"wheel of {folder.name}")
+        build_wheel(folder, out_dir)
+        return
+    log(f"wheel of installed {dist}")
+    try:
+        repack_installed(dist, out_dir)
+    except RepackError as exc:
+        raise ImageBuildError(str(exc)) from None
 
 
 def _run(argv: list[str], what: str, cwd: Path | None = None) -> str:
@@ -216,9 +230,7 @@ def build_world_image(
         wheels = context / "wheels"
         wheels.mkdir()
         for dist in wanted:
-            folder = distribution_folder(dist)
-            log(f"wheel of {folder.name}")
-            build_wheel(folder, wheels)
+            wheel_of(dist, wheels, log)
         names = sorted({path.name.split("-")[0].replace("_", "-") for path in wheels.glob("*.whl")})
         target = image_python(image, settings)
         platform_args = [arg for tag in manylinux_tags(target) for arg in ("--platform", tag)]
@@ -271,9 +283,8 @@ def world_image_tag(dists: list[str]) -> str:
         except importlib.metadata.PackageNotFoundError:
             raise ImageBuildError(f"distribution {dist!r} is not installed here; install it first") from None
         hasher.update(f"{dist}=={found.version}\n".encode())
-        raw = found.read_text("direct_url.json")
-        if raw and json.loads(raw).get("url", "").startswith("file://"):
-            folder = distribution_folder(dist)
+        folder = distribution_folder(dist)
+        if folder is not None:
             sources = folder / "src" if (folder / "src").is_dir() else folder
             files = [folder / "pyproject.toml", *sources.rglob("*")]
             newest = max(
