@@ -18,7 +18,11 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts."
 
 
 def _records() -> Records:
-    return Records(load_config(), get_host())
+    try:
+        return Records(load_config(), get_host())
+    except LookupError as exc:  # no store plugin for the configured kind: say which to add
+        fail(str(exc))
+        raise
 
 
 def _get(run_id: str) -> dict:  # type: ignore[type-arg]

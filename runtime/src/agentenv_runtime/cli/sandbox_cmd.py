@@ -26,7 +26,11 @@ def _labels(run: str | None) -> dict[str, str]:
 def list_sandboxes(run: RunOption = None, as_json: JsonFlag = False) -> None:
     """Every sandbox carrying a run label, per provider (and providers that cannot be asked here)."""
     rows = []
-    for name, provider in providers_here(load_config(), get_host()).items():
+    here = providers_here(load_config(), get_host())
+    if not here and not as_json:
+        print("No sandbox providers installed. Add one: agentenv plugin add agentenv-sandbox-local (or -docker)")
+        return
+    for name, provider in here.items():
         if isinstance(provider, str):
             rows.append({"provider": name, "id": None, "status": "unavailable", "run": None, "note": provider})
             continue
@@ -42,6 +46,9 @@ def list_sandboxes(run: RunOption = None, as_json: JsonFlag = False) -> None:
             )
     if as_json:
         print_json(rows)
+        return
+    if not rows:
+        print(f"No sandboxes started by runs ({', '.join(here)} asked).")
         return
     print_table(
         ("PROVIDER", "SANDBOX", "STATUS", "RUN", "NOTE"),

@@ -56,6 +56,9 @@ def list_steps(as_json: JsonFlag = False) -> None:
     if as_json:
         print_json(rows)
         return
+    if not rows:
+        print("No step types installed. Add some: agentenv plugin add agentenv-steps")
+        return
     print_table(
         ("STEP", "DISTRIBUTION", "VERSION", "DESCRIPTION"),
         [(r["name"], r["distribution"], r["version"], r["description"]) for r in rows],

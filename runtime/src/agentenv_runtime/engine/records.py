@@ -17,11 +17,13 @@ def open_store(kind: str, config: Config, host: PluginHost) -> Any:
     key = f"{kind}:{name}"
     stores = host.registry(kinds.STORES)
     if key not in stores:
-        have = ", ".join(sorted(k for k in stores if k.startswith(f"{kind}:"))) or "none installed"
-        raise LookupError(
-            f"[store] {kind} = {name!r} but no such {kind} store is installed ({have}); "
-            f"fix: add the plugin that provides it, or change [store] {kind} in your config"
+        have = sorted(k.partition(":")[2] for k in stores if k.startswith(f"{kind}:"))
+        fix = (
+            f"add the plugin that provides it, or set [store] {kind} to one installed ({', '.join(have)})"
+            if have
+            else "add a store plugin: agentenv plugin add agentenv-store-local"
         )
+        raise LookupError(f"[store] {kind} = {name!r} but no such {kind} store is installed; fix: {fix}")
     entry = stores[key]
     settings = config.plugin_settings(entry.dist).get(kind, {})
     return entry.obj(settings)
