@@ -115,3 +115,6 @@ def test_a_foreign_agentenv_package_is_detected(on_path: Path, agentenv: Cli) ->
     (problem,) = [p for p in result.json()["problems"] if p["code"] == "foreign-package"]
     assert "agentenv also installs a top-level `agentenv`" in problem["message"]
     assert problem["fix"].startswith("pip uninstall agentenv && ")
+    version = agentenv("--version")
+    assert version.returncode == 0 and version.stdout.startswith("agentenv ")
+    assert "warning: agentenv also installs a top-level `agentenv`; fix: pip uninstall agentenv" in version.stderr

@@ -62,7 +62,11 @@ def _as_click(obj: Any, name: str) -> Callable[..., Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in ("--version", "-V"):
+        from agentenv.plugins.compat import foreign_package_problems
+
         print(f"agentenv {__version__}")
+        for problem in foreign_package_problems():  # another project's `agentenv` package over ours
+            print(f"warning: {problem.message}; fix: {problem.fix}", file=sys.stderr)
         return 0
     from agentenv.contracts.ref import load_target
 

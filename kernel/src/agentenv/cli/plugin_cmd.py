@@ -11,9 +11,9 @@ from typing import Annotated
 import typer
 
 from agentenv.cli.output import fail, print_json, print_table
+from agentenv.plugins.compat import foreign_package_problems
 from agentenv.plugins.host import PluginHost, get_host
 from agentenv.plugins.info import PluginInfo
-from agentenv.plugins.problems import Problem
 from agentenv.plugins.requirements import InvalidRequirement, canonical, parse
 
 app = typer.Typer(help="List, inspect, check, add and remove plugins.", no_args_is_help=True, add_completion=False)
@@ -76,18 +76,6 @@ def check(as_json: JsonFlag = False) -> None:
             print(f"{p.plugin}: [{p.code}] {p.message}\n  fix: {p.fix}")
         print(f"\n{len(problems)} problem(s).")
     raise typer.Exit(1 if problems else 0)
-
-
-def foreign_package_problems() -> list[Problem]:
-    """The index name `agentenv` is an unrelated project shipping a top-level `agentenv` package: installed
-    next to the kernel, it overwrites the kernel's files."""
-    from importlib.metadata import packages_distributions
-
-    others = sorted({d for d in packages_distributions().get("agentenv", []) if canonical(d) != "agentenv-kernel"})
-    if not others:
-        return []
-    fix = f"pip uninstall {' '.join(others)} && pip install --force-reinstall agentenv-kernel"
-    return [Problem("kernel", "foreign-package", f"{', '.join(others)} also installs a top-level `agentenv`", fix)]
 
 
 def installer() -> tuple[str, list[str]]:
