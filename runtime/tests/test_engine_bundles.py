@@ -119,8 +119,8 @@ def test_run_without_argument_lists_installed_bundles(cli: Path, agentenv: Agent
     result = agentenv("run")
     assert result.returncode == 0, result
     rows = [line.split() for line in result.stdout.splitlines()]
-    assert rows[0] == ["BUNDLE", "DISTRIBUTION", "DESCRIPTION"]
-    assert [FIXTURE_BUNDLE, FIXTURE_DIST, "Two", "tiny", "tasks", "(engine", "tests)."] in rows
+    assert rows[0] == ["BUNDLE", "DISTRIBUTION", "STATUS", "DESCRIPTION"]
+    assert [FIXTURE_BUNDLE, FIXTURE_DIST, "ready", "Two", "tiny", "tasks", "(engine", "tests)."] in rows
     assert "agentenv run NAME" in result.stdout
 
 

@@ -25,7 +25,6 @@ from agentenv_runtime.engine.bundle import Bundle, find_bundle
 from agentenv_runtime.engine.engine import StepRecord
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
 from agentenv_runtime.engine.task import TaskError, TaskFile, read_task
-from agentenv_runtime.install_check import problems_by_bundle
 
 
 def _at_least_one(text: str) -> int:
@@ -94,6 +93,8 @@ def _list_bundles() -> None:
     if not bundles:
         print("No bundles installed. Add some: agentenv plugin add agentenv-hello (or agentenv-support-desk)")
         return
+    from agentenv_runtime.install_check import problems_by_bundle  # packaging: not on a run's start path
+
     unmet = problems_by_bundle(host)
     rows = [
         (name, e.dist, "needs plugins: see `agentenv plugin check`" if unmet.get(name) else "ready", e.obj.description)
