@@ -174,3 +174,28 @@ def test_every_wheel_carries_release_metadata(workspace_wheels: Wheels) -> None:
         if dist != "agentenv-kernel":  # the kernel is what plugins plug into, not one of them
             assert "agentenv-plugin" in (meta.get("Keywords") or "").split(","), f"{dist}: no agentenv-plugin keyword"
         assert meta.get("Requires-Python", "").startswith(">=3.11"), dist
+
+
+def docker_works() -> bool:
+    import subprocess
+
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.slow
+def test_sandbox_docker_from_a_wheel_install(tmp_path: Path, workspace_wheels: Wheels) -> None:
+    """No source folder anywhere: the world image gets the installed distributions packed again."""
+    if not docker_works():
+        pytest.skip("`docker info` fails: no docker engine here")
+    names = ("agentenv-kernel", "agentenv-support-desk", "agentenv-docker", "agentenv-gateway")
+    venv = install(tmp_path, workspace_wheels, *names)
+    result = venv.run("agentenv", "run", "support-refund", "--sandbox", "docker", "--json", cwd=tmp_path, timeout=900)
+    (task,) = json.loads(result.stdout)["tasks"]
+    steps = json.loads(venv.run("agentenv", "runs", "show", task["run_id"], "--json", cwd=tmp_path).stdout)["steps"]
+    errors = {s["id"]: s.get("error") for s in steps if s.get("error")}
+    assert (result.returncode, task["status"], task["score"]) == (0, "succeeded", 1.0), (errors, result.stderr)
+    desk = next(s for s in steps if s["id"] == "desk")["output"]
+    assert desk["sandbox"] == "docker" and desk["image"].startswith("agentenv/world:")

@@ -117,4 +117,4 @@ def test_a_foreign_agentenv_package_is_detected(on_path: Path, agentenv: Cli) ->
     assert problem["fix"].startswith("pip uninstall agentenv && ")
     version = agentenv("--version")
     assert version.returncode == 0 and version.stdout.startswith("agentenv ")
-    assert "warning: agentenv also installs a top-level `agentenv`; fix: pip uninstall agentenv" in version.stderr
+    assert "warning: agentenv 9.9.9 also installs a top-level `agentenv`; fix: pip uninstall agentenv" in version.stderr

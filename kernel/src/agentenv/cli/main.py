@@ -8,6 +8,7 @@ for the one command that actually runs.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -62,11 +63,13 @@ def _as_click(obj: Any, name: str) -> Callable[..., Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in ("--version", "-V"):
-        from agentenv.plugins.compat import foreign_package_problems
+        from importlib.metadata import PackageNotFoundError, version
 
         print(f"agentenv {__version__}")
-        for problem in foreign_package_problems():  # another project's `agentenv` package over ours
-            print(f"warning: {problem.message}; fix: {problem.fix}", file=sys.stderr)
+        with contextlib.suppress(PackageNotFoundError):  # another project's `agentenv` package over ours
+            fix = f"pip uninstall agentenv && pip install --force-reinstall agentenv-kernel=={__version__}"
+            warning = f"warning: agentenv {version('agentenv')} also installs a top-level `agentenv`; fix: {fix}"
+            print(warning, file=sys.stderr)
         return 0
     from agentenv.contracts.ref import load_target
 
