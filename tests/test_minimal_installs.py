@@ -4,10 +4,10 @@ own pip (no workspace, no editable installs), and what they promise works there:
 - the kernel and one sandbox provider (`agentenv-docker`), no runtime: `plugin check` passes, `--help` works;
 - the kernel, the runtime and what `hello` declares: `agentenv run hello` passes.
 
-Where the dependencies come from (`pip_source_args`): when the environment variable `AGENTENV_WHEELHOUSE`
-names a directory, pip installs with `--no-index --find-links $AGENTENV_WHEELHOUSE`, so the test runs
-offline; the CI script fills that directory beforehand with `pip download` of what these installs need (and
-`hatchling`, the build backend). Without the variable, pip and the build use the package index as usual.
+Where the dependencies come from (`agentenv_testing.wheels.pip_source_args`): when the environment variable
+`AGENTENV_WHEELHOUSE` names a directory, pip installs with `--no-index --find-links $AGENTENV_WHEELHOUSE`, so the
+test runs offline; the CI script fills that directory beforehand with `pip download` of what these installs need
+(and `hatchling`, the build backend). Without the variable, pip and the build use the package index as usual.
 
 Marked `slow` (it builds wheels and virtual environments): `pytest -m slow tests/test_minimal_installs.py`.
 """
@@ -15,13 +15,11 @@ Marked `slow` (it builds wheels and virtual environments): `pytest -m slow tests
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from agentenv_testing.wheels import build_wheel, installed, run
+from agentenv_testing.wheels import fresh_venv as venv_of
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = {
@@ -34,35 +32,6 @@ PROJECTS = {
     "agentenv-agents": ROOT / "plugins" / "agents" / "core",
     "agentenv-hello": ROOT / "plugins" / "bundles" / "hello",
 }
-WHEELHOUSE_VAR = "AGENTENV_WHEELHOUSE"
-
-
-def pip_source_args() -> list[str]:
-    """`--no-index --find-links DIR` when AGENTENV_WHEELHOUSE names a directory, else nothing (use the index)."""
-    wheelhouse = os.environ.get(WHEELHOUSE_VAR, "")
-    if wheelhouse and Path(wheelhouse).is_dir():
-        return ["--no-index", "--find-links", str(Path(wheelhouse).resolve())]
-    return []
-
-
-def build_wheel(project: Path, out: Path) -> Path:
-    """One wheel of `project` into `out`, with uv when it is on PATH, else `python -m build`."""
-    before = set(out.glob("*.whl"))
-    uv = shutil.which("uv")
-    if uv:
-        command = [uv, "build", "--wheel", "--out-dir", str(out), *pip_source_args(), str(project)]
-    else:
-        command = [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(project)]
-    env = {**os.environ, "UV_PYTHON": sys.executable, "UV_PYTHON_DOWNLOADS": "never"}
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, f"{' '.join(command)}\n{proc.stdout}\n{proc.stderr}"
-    (wheel,) = set(out.glob("*.whl")) - before
-    return wheel
-
-
-def run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTENV_", "PYTHON", "VIRTUAL_ENV"))}
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, **kwargs)  # type: ignore[call-overload, no-any-return]
 
 
 @pytest.fixture(scope="module")
@@ -73,20 +42,8 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def fresh_venv(tmp_path: Path, wheels: list[Path]) -> tuple[Path, Path]:
     """(python, agentenv) of a new venv holding exactly `wheels` and what they declare."""
-    venv = tmp_path / "venv"
-    made = run([sys.executable, "-m", "venv", str(venv)])
-    assert made.returncode == 0, made.stderr
-    python = venv / "bin" / "python"
-    install = run([str(python), "-m", "pip", "install", "--no-input", *pip_source_args(), *map(str, wheels)])
-    assert install.returncode == 0, install.stdout + install.stderr
-    files = run([str(python), "-c", "import agentenv; print(agentenv.__file__)"], cwd=tmp_path)
-    assert files.stdout.startswith(str(venv)), "the kernel is imported from the venv, not the workspace"
-    return python, venv / "bin" / "agentenv"
-
-
-def installed(python: Path) -> set[str]:
-    frozen = run([str(python), "-m", "pip", "list", "--format", "json"])
-    return {row["name"].lower() for row in json.loads(frozen.stdout)}
+    bin_dir = venv_of(tmp_path, wheels)
+    return bin_dir / "python", bin_dir / "agentenv"
 
 
 @pytest.mark.slow
