@@ -27,9 +27,17 @@ FIRST_PARTY = {
 }
 CORE = {"agentenv-kernel", "agentenv-runtime", "agentenv-store-local", "agentenv-steps", "agentenv-agents"}
 EXAMPLES = {
-    # example → (the agentenv distributions its install must bring, its bundles)
-    "agentenv-game": (CORE | {"agentenv-game"}, ["connect-four"]),
-    "agentenv-mobile": (CORE | {"agentenv-slack", "agentenv-mobile"}, ["phone-day", "phone-and-slack"]),
+    # example → (the agentenv distributions its install must bring, its bundles, [(bundle, task, wrong agent)])
+    "agentenv-game": (CORE | {"agentenv-game"}, ["connect-four"], [("connect-four", "beat-the-bot", "wrong_solver")]),
+    "agentenv-mobile": (
+        CORE | {"agentenv-slack", "agentenv-mobile"},
+        ["phone-day", "phone-and-slack"],
+        [
+            ("phone-day", "reschedule-dentist", "dentist_wrong"),
+            ("phone-day", "quiet-evening", "quiet_wrong"),
+            ("phone-and-slack", "dentist-to-slack", "wrong_solver"),
+        ],
+    ),
 }
 
 
@@ -53,7 +61,7 @@ def run_json(agentenv: Path, *args: str, cwd: Path) -> tuple[int, dict[str, obje
 @pytest.mark.slow
 @pytest.mark.parametrize("example", sorted(EXAMPLES))
 def test_an_example_installs_alone_and_runs(tmp_path: Path, dist: Path, example: str) -> None:
-    expected, bundles = EXAMPLES[example]
+    expected, bundles, wrong_runs = EXAMPLES[example]
     wheel = build_wheel(ROOT / "examples" / example, dist)
     bin_dir = fresh_venv(tmp_path, [wheel], find_links=[dist])
     agentenv = bin_dir / "agentenv"
@@ -67,9 +75,10 @@ def test_an_example_installs_alone_and_runs(tmp_path: Path, dist: Path, example:
         assert code == 0 and solved["passed"] is True, (solved, stderr)
         graded = [task for task in solved["tasks"] if task["score"] is not None]  # type: ignore[union-attr]
         assert graded and all(task["score"] == 1.0 for task in graded), solved
-        code, wrong, stderr = run_json(agentenv, "run", bundle, "--agent", "wrong_solver", cwd=tmp_path)
+    for bundle, task, agent in wrong_runs:
+        code, wrong, stderr = run_json(agentenv, "run", bundle, "--task", task, "--agent", agent, cwd=tmp_path)
         assert code == 1, (wrong, stderr)
-        assert all(task["score"] < 1.0 for task in wrong["tasks"]), wrong  # type: ignore[union-attr]
+        assert [t["score"] < 1.0 for t in wrong["tasks"]] == [True], wrong  # type: ignore[union-attr]
 
     pip_install(bin_dir, [f"{example}[test]"], find_links=[dist])
     tests = run(
