@@ -21,7 +21,14 @@ from agentenv.contracts.trigger import Message
 from pydantic import BaseModel, ValidationError
 
 from agentenv_runtime.env.artifact import ARTIFACT_SUFFIXES, Artifact, ArtifactError, artifact_name
-from agentenv_runtime.env.tool import TOOL_MARK, ToolError, ToolSpec, argument_errors, build_tool_spec
+from agentenv_runtime.env.tool import (
+    TOOL_MARK,
+    ToolError,
+    ToolSpec,
+    argument_errors,
+    build_tool_spec,
+    parse_docstring,
+)
 
 LOAD_MEMO_SIZE = 16
 _LOAD_MEMO: dict[type, OrderedDict[tuple[bytes, str], bytes]] = {}
@@ -66,6 +73,10 @@ class Env(Environment):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._tool_specs = None  # built on first use, once every type the hints name exists
+        if "description" not in vars(cls) and vars(cls).get("__doc__"):
+            # The card, `env list` and the gateway describe the env by `description`; the class docstring's
+            # first paragraph is what an author has usually written already.
+            cls.description = parse_docstring(cls.__doc__)[0]
 
     @classmethod
     def tool_specs(cls) -> dict[str, ToolSpec]:

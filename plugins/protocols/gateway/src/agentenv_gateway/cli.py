@@ -48,6 +48,16 @@ def serve(
         typer.Option("--settings-file", help="JSON object: env name → that env's settings."),
     ] = None,
     seed: Annotated[int, typer.Option(help="World seed.")] = 0,
+    start: Annotated[
+        str | None,
+        typer.Option(
+            help="Arm the virtual clock at this ISO 8601 time, frozen as a task's deploy_env does "
+            "(default: the clock reads real UTC time)."
+        ),
+    ] = None,
+    rate: Annotated[
+        float | None, typer.Option(help="With --start: let virtual time run, this many virtual seconds per second.")
+    ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
     """Serve ENVS as one world: card, MCP at /mcp, JSON-RPC at /agentenv, REST at /rest, OpenAPI."""
@@ -72,6 +82,10 @@ def serve(
             )
         env_settings = _read_settings(settings_file) if settings_file else None
         world = build_world(envs, artifacts=artifact, roles=roles or None, seed=seed, settings=env_settings)
+        if rate is not None and start is None:
+            raise ValueError("--rate: give --start too (the virtual time the clock starts from)")
+        if start is not None:
+            world.set_clock(start, mode="scaled" if rate is not None else "frozen", rate=rate)
         app = build_app(world, tokens=tokens or None, upstreams=upstream or None, url=url)
     except (AuthConfigError, WorldError, ArtifactError, UpstreamError, ValueError) as exc:
         fail(str(exc), code=2)
