@@ -10,6 +10,7 @@ from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
 
 from agentenv_runtime.env.artifact import ArtifactError
+from agentenv_runtime.env.tool import ToolSchemaError
 from agentenv_runtime.world.build import build_world
 from agentenv_runtime.world.world import WorldError
 
@@ -56,10 +57,10 @@ def card(
 
     try:
         world = build_world(names, artifacts=artifact)
-    except (WorldError, ArtifactError) as exc:
+        document = build_card(world, role=role)
+    except (WorldError, ArtifactError, ToolSchemaError) as exc:
         fail(str(exc))
         return
-    document = build_card(world, role=role)
     if as_json:
         print_json(document)
         return

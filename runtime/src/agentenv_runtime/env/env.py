@@ -164,9 +164,12 @@ class Env(Environment):
     # ---- data --------------------------------------------------------------------------------------
     @classmethod
     def artifact_dir(cls) -> Path:
-        """Where the env's packaged artifacts live: an `artifacts/` folder beside its module."""
+        """Where the env's packaged artifacts live: an `artifacts/` folder beside its module, or its own
+        `artifacts/<name>/` inside it, so two envs of one package each list only their own."""
         module_file = getattr(sys.modules[cls.__module__], "__file__", None) or "."
-        return Path(module_file).parent / "artifacts"
+        shared = Path(module_file).parent / "artifacts"
+        own = shared / cls.name
+        return own if own.is_dir() else shared
 
     @classmethod
     def artifact_paths(cls) -> dict[str, Path]:
@@ -252,11 +255,27 @@ class Env(Environment):
     def _insert_rows(self, table: str, rows: list[dict[str, Any]], source: str) -> None:
         if not rows:
             return
-        columns = list(rows[0])
+        known = [row[1] for row in self.db.execute(f'PRAGMA table_info("{table}")')]
+        columns = list(rows[0]) if isinstance(rows[0], dict) else []
+        for index, row in enumerate(rows):
+            if not isinstance(row, dict):
+                raise ArtifactError(f"{source}: data.{table}[{index}]: a row is an object of column → value")
+            unknown = [column for column in row if column not in known]
+            if unknown:
+                raise ArtifactError(
+                    f"{source}: data.{table}[{index}].{unknown[0]}: {self.name} table {table!r} has no column "
+                    f"{unknown[0]!r} (columns: {', '.join(known)})"
+                )
+            if set(row) != set(columns):
+                differ = sorted(set(row) ^ set(columns))
+                raise ArtifactError(
+                    f"{source}: data.{table}[{index}]: every row of a table needs the same columns as the first "
+                    f"({', '.join(differ)} differ)"
+                )
         sql = f'INSERT INTO "{table}" ({", ".join(columns)}) VALUES ({", ".join("?" * len(columns))})'
         try:
             self.db.executemany(sql, [tuple(row[c] for c in columns) for row in rows])
-        except (sqlite3.Error, KeyError) as exc:
+        except sqlite3.Error as exc:
             raise ArtifactError(f"{source}: data.{table}: {type(exc).__name__}: {exc}") from exc
 
     def table_names(self) -> list[str]:
