@@ -140,3 +140,16 @@ def test_an_env_that_fails_to_import_is_shown_as_broken_with_its_reason(
     assert card.returncode == 1 and card.stderr == f"error: {expected}\n"
     run = dry_run(agentenv_cli, task_with(tmp_path, desk(envs=["fixture_broken"])))
     assert run.returncode == 2 and f"step 'desk' (deploy_env): field `envs`: {expected}" in run.stderr
+
+
+def test_plugin_list_shows_the_plugin_of_a_broken_env_as_broken(plugin_site: Path, agentenv_cli: Cli) -> None:
+    install_fixture_plugin(
+        plugin_site, "agentenv-fixture-broken", "1.0.0", "fixture-broken", "fixture_broken_plugin", BROKEN_PLUGIN,
+        [KERNEL_RANGE, RUNTIME_RANGE], extra_modules={"fixture_broken_env": BROKEN_ENV},
+    )  # fmt: skip
+    plugins = {p["name"]: p for p in agentenv_cli("plugin", "list", "--json").json()}
+    assert plugins["fixture-broken"]["status"] == "broken"
+    assert "nonexistent_sdk_for_the_test" in plugins["fixture-broken"]["problems"][0]["message"]
+    assert plugins["slack"]["status"] == "ok"
+    table = agentenv_cli("plugin", "list")
+    assert any(line.startswith("fixture-broken") and " broken " in line for line in table.stdout.splitlines())
