@@ -4,7 +4,6 @@ author asked about, every built-in trigger kind's `when` fields among them; the 
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from types import ModuleType
@@ -14,16 +13,14 @@ import pytest
 from agentenv import hookspecs
 from agentenv.contracts import TriggerKind
 from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS
+from agentenv_testing.installs import load_file_module
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = (ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
 
 
 def reference_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("hook_reference", ROOT / "docs" / "hook_reference.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module: ModuleType = load_file_module(ROOT / "docs" / "hook_reference.py", "hook_reference")
     return module
 
 

@@ -14,17 +14,12 @@ from pathlib import Path
 
 import pytest
 from agentenv_testing.wheels import build_wheel, fresh_venv, installed, pip_install, run
+from first_party import ROOT, projects
 
-ROOT = Path(__file__).resolve().parents[1]
-FIRST_PARTY = {
-    "agentenv-kernel": ROOT / "kernel",
-    "agentenv-runtime": ROOT / "runtime",
-    "agentenv-store-local": ROOT / "plugins" / "stores" / "local",
-    "agentenv-steps": ROOT / "plugins" / "steps" / "steps",
-    "agentenv-agents": ROOT / "plugins" / "agents" / "core",
-    "agentenv-slack": ROOT / "plugins" / "envs" / "slack",
-    "agentenv-testing": ROOT / "testing",
-}
+FIRST_PARTY = projects(
+    "agentenv-kernel", "agentenv-runtime", "agentenv-store-local", "agentenv-steps", "agentenv-agents",
+    "agentenv-slack", "agentenv-testing",
+)  # fmt: skip
 CORE = {"agentenv-kernel", "agentenv-runtime", "agentenv-store-local", "agentenv-steps", "agentenv-agents"}
 EXAMPLES = {
     # example → (the agentenv distributions its install must bring, its bundles, [(bundle, task, wrong agent)])

@@ -20,18 +20,12 @@ from pathlib import Path
 import pytest
 from agentenv_testing.wheels import build_wheel, installed, run
 from agentenv_testing.wheels import fresh_venv as venv_of
+from first_party import projects
 
-ROOT = Path(__file__).resolve().parents[1]
-PROJECTS = {
-    "agentenv-kernel": ROOT / "kernel",
-    "agentenv-runtime": ROOT / "runtime",
-    "agentenv-docker": ROOT / "plugins" / "sandboxes" / "docker",
-    "agentenv-store-local": ROOT / "plugins" / "stores" / "local",
-    "agentenv-slack": ROOT / "plugins" / "envs" / "slack",
-    "agentenv-steps": ROOT / "plugins" / "steps" / "steps",
-    "agentenv-agents": ROOT / "plugins" / "agents" / "core",
-    "agentenv-hello": ROOT / "plugins" / "bundles" / "hello",
-}
+PROJECTS = projects(
+    "agentenv-kernel", "agentenv-runtime", "agentenv-docker", "agentenv-store-local", "agentenv-slack",
+    "agentenv-steps", "agentenv-agents", "agentenv-hello",
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")

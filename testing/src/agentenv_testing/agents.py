@@ -18,10 +18,9 @@ import asyncio
 from typing import Any, ClassVar
 
 from agentenv.contracts.agent import AgentKind, AgentResponse
-from agentenv.contracts.base import contribution_problem
 from agentenv_runtime.world.world import World
-from pydantic import ValidationError
 
+from agentenv_testing._contract import refuses_unknown_fields, valid_contribution
 from agentenv_testing.triggers import CounterEnv
 
 
@@ -40,16 +39,10 @@ class AgentKindConformance:
         return asyncio.run(self.make_agent().respond(self.prompt, world.tool_access()))
 
     def test_is_a_valid_agent_kind(self) -> None:
-        assert contribution_problem(self.agent_class, AgentKind) is None
-        assert self.agent_class.description, f"agent kind {self.agent_class.name!r} has no description"
+        valid_contribution(self.agent_class, AgentKind, f"agent kind {self.agent_class.name!r}")
 
     def test_the_example_validates_and_unknown_fields_are_refused(self) -> None:
-        self.agent_class.Settings.model_validate(self.example)
-        try:
-            self.agent_class.Settings.model_validate({**self.example, "no_such_field_in_any_agent": 1})
-        except ValidationError:
-            return
-        raise AssertionError(f"agent kind {self.agent_class.name!r} accepts unknown settings")
+        refuses_unknown_fields(self.agent_class.Settings, self.example, f"agent kind {self.agent_class.name!r}")
 
     def test_answers_a_prompt_with_a_response(self) -> None:
         response = self.respond(self.world())

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from agentenv.contracts.base import contribution_problem
 from agentenv.contracts.trigger import TriggerKind
 from agentenv_runtime.env.env import Env
 from agentenv_runtime.env.tool import tool
 from agentenv_runtime.world.world import World
-from pydantic import ValidationError
+
+from agentenv_testing._contract import refuses_unknown_fields, valid_contribution
 
 
 class CounterEnv(Env):
@@ -62,16 +62,10 @@ class TriggerKindConformance:
         return world
 
     def test_is_a_valid_trigger_kind(self) -> None:
-        assert contribution_problem(self.trigger_class, TriggerKind) is None
-        assert self.trigger_class.description, f"trigger kind {self.trigger_class.name!r} has no description"
+        valid_contribution(self.trigger_class, TriggerKind, f"trigger kind {self.trigger_class.name!r}")
 
     def test_the_example_validates_and_unknown_fields_are_refused(self) -> None:
-        self.trigger_class.Settings.model_validate(self.example)
-        try:
-            self.trigger_class.Settings.model_validate({**self.example, "no_such_field_in_any_trigger": 1})
-        except ValidationError:
-            return
-        raise AssertionError(f"trigger kind {self.trigger_class.name!r} accepts unknown `when` fields")
+        refuses_unknown_fields(self.trigger_class.Settings, self.example, f"trigger kind {self.trigger_class.name!r}")
 
     def test_arms_in_a_world(self) -> None:
         world = self.world()
