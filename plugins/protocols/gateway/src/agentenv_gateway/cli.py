@@ -62,6 +62,7 @@ def serve(
 ) -> None:
     """Serve ENVS as one world: card, MCP at /mcp, JSON-RPC at /agentenv, REST at /rest, OpenAPI."""
     from agentenv_runtime.env.artifact import ArtifactError
+    from agentenv_runtime.env.tool import ToolSchemaError
     from agentenv_runtime.world.build import build_world
     from agentenv_runtime.world.world import WorldError
 
@@ -86,8 +87,9 @@ def serve(
             raise ValueError("--rate: give --start too (the virtual time the clock starts from)")
         if start is not None:
             world.set_clock(start, mode="scaled" if rate is not None else "frozen", rate=rate)
+        world.list_tools()  # every tool's schema, now: a type without one is refused here, not as HTTP 500 later
         app = build_app(world, tokens=tokens or None, upstreams=upstream or None, url=url)
-    except (AuthConfigError, WorldError, ArtifactError, UpstreamError, ValueError) as exc:
+    except (AuthConfigError, WorldError, ArtifactError, UpstreamError, ValueError, ToolSchemaError) as exc:
         fail(str(exc), code=2)
         return
 
