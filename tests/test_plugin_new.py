@@ -104,3 +104,23 @@ def test_the_ranges_include_the_running_versions(agentenv_cli: Callable[..., Cli
     assert json.loads((tmp_path / "p" / "src" / "agentenv_phone" / "artifacts" / "example.json").read_text())[
         "env"
     ] == ("phone")
+
+
+@pytest.mark.slow
+def test_the_guides_setuptools_recipe_ships_the_artifacts(tmp_path: Path) -> None:
+    """The guide's setuptools block, put into a generated env plugin instead of hatchling, builds a wheel that
+    holds the artifacts and the entry point."""
+    import zipfile
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "authoring.md").read_text(encoding="utf-8")
+    recipe = guide.split("With **setuptools**", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    project = tmp_path / "phone"
+    assert run_cli("plugin", "new", "phone", "--kind", "env", "--dir", str(project)).returncode == 0
+    pyproject = project / "pyproject.toml"
+    hatch_part = pyproject.read_text(encoding="utf-8").split("[build-system]", 1)[0]
+    pyproject.write_text(hatch_part + recipe, encoding="utf-8")
+    wheel = build_wheel(project, tmp_path / "wheels")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "agentenv_phone/artifacts/example.json" in names and "agentenv_phone/env.py" in names, names
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert 'phone = agentenv_phone.plugin' in zipfile.ZipFile(wheel).read(entry_points).decode()
