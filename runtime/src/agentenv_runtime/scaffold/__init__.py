@@ -47,7 +47,7 @@ KINDS: dict[str, Kind] = {
     ),
     "sandbox": Kind(
         "provider", "Provider", "agentenv_register_sandbox_providers", "SandboxProviderConformance",
-        "sandbox provider", "the `{name}` sandbox provider.", "agentenv run hello --sandbox {name}",
+        "sandbox provider", "the `{name}` sandbox provider.", "agentenv plugin show {dist}",
     ),
     "store": Kind(
         "store", "Store", "agentenv_register_stores", "ObjectStoreConformance", "object store backend",
