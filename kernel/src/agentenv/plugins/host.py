@@ -242,7 +242,7 @@ class PluginHost:
                     self._refuse(info, "failed", codes.HOOK_FAILED, f"{failure}raised {type(exc).__name__}: {exc}",
                                  f"fix {kind.hook} in {info.dist}, {disable}")  # fmt: skip
                     break
-                if not isinstance(items, list | tuple):
+                if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
                     self._refuse(info, "failed", codes.INVALID_HOOK, f"{failure}returned {type(items).__name__}, not a"
                                  " list", f"return a list of contributions from {kind.hook}, {disable}")  # fmt: skip
                     break
