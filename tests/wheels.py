@@ -1,8 +1,7 @@
 """Wheels of the workspace's distributions and fresh virtual environments that hold only some of them.
 
-Where the dependencies come from (`source_args`): when `AGENTENV_WHEELHOUSE` names a directory, installs run
-with `--no-index --find-links $AGENTENV_WHEELHOUSE`, so they work offline; `.ci/run` fills that directory with
-`pip download` of every third-party requirement in `uv.lock`. Without it, pip and uv use the package index.
+Building, running and where dependencies come from are `agentenv_testing.wheels`' (`AGENTENV_WHEELHOUSE`:
+`.ci/run` fills it with `pip download` of every third-party requirement in `uv.lock`, so installs run offline).
 
 Two installers: `pip_venv` is what a user does (`python -m venv` + pip); `uv_venv` is the same install made by
 uv, about ten times faster, for the matrix that makes one environment per distribution.
@@ -19,8 +18,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentenv_testing.wheels import build_wheel, run
+from agentenv_testing.wheels import pip_source_args as source_args
+
 ROOT = Path(__file__).resolve().parents[1]
-WHEELHOUSE_VAR = "AGENTENV_WHEELHOUSE"
 
 
 def projects() -> dict[str, Path]:
@@ -36,37 +37,6 @@ def projects() -> dict[str, Path]:
 def uv() -> str | None:
     user_bin = Path(sys.executable).parent / "uv"
     return shutil.which("uv") or (str(user_bin) if user_bin.exists() else None)
-
-
-def source_args() -> list[str]:
-    """`--no-index --find-links DIR` when AGENTENV_WHEELHOUSE names a directory, else nothing (use the index)."""
-    wheelhouse = os.environ.get(WHEELHOUSE_VAR, "")
-    if wheelhouse and Path(wheelhouse).is_dir():
-        return ["--no-index", "--find-links", str(Path(wheelhouse).resolve())]
-    return []
-
-
-def run(command: list[str], *, env: dict[str, str] | None = None, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    """A subprocess with none of this environment's agentenv, Python or venv variables."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTENV_", "PYTHON", "VIRTUAL_ENV"))}
-    timeout = kwargs.pop("timeout", 900)
-    return subprocess.run(  # type: ignore[call-overload, no-any-return]
-        command, capture_output=True, text=True, env={**clean, **(env or {})}, timeout=timeout, **kwargs
-    )
-
-
-def build_wheel(project: Path, out: Path) -> Path:
-    """One wheel of `project` into `out`, with uv when available, else `python -m build`."""
-    before = set(out.glob("*.whl"))
-    tool = uv()
-    if tool:
-        command = [tool, "build", "--wheel", "--out-dir", str(out), *source_args(), str(project)]
-    else:
-        command = [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(project)]
-    proc = run(command, env={"UV_PYTHON": sys.executable, "UV_PYTHON_DOWNLOADS": "never"}, timeout=600)
-    assert proc.returncode == 0, f"{' '.join(command)}\n{proc.stdout}\n{proc.stderr}"
-    (wheel,) = set(out.glob("*.whl")) - before
-    return wheel
 
 
 def build_all(out: Path) -> dict[str, Path]:

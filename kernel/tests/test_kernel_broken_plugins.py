@@ -222,7 +222,11 @@ CASES = [
         "fixture-broken-import",
         "failed",
         ["fixture_broken_import", "ModuleNotFoundError", "agentenv_fixture_sdk_that_is_not_installed"],
-        ["pip install --force-reinstall agentenv-fixture-broken-import", "AGENTENV_DISABLE_PLUGINS="],
+        [
+            "agentenv-fixture-broken-import imports 'agentenv_fixture_sdk_that_is_not_installed', which no installed "
+            "distribution provides: declare it in its dependencies",
+            "AGENTENV_DISABLE_PLUGINS=",
+        ],
     ),
     Case(
         "kernel-range",
@@ -243,7 +247,7 @@ CASES = [
         "fixture-same-b",
         "skipped",
         ["'fixture_same_step'", "agentenv-fixture-same-a", "agentenv-fixture-same-b"],
-        ["agentenv plugin remove agentenv-fixture-same-b", "AGENTENV_DISABLE_PLUGINS=fixture-same-b"],
+        ["rename the step in agentenv-fixture-same-b", "AGENTENV_DISABLE_PLUGINS=fixture-same-b"],
         {"fixture-same-a": {"steps": ["fixture_same_step"]}},
     ),
     Case(
@@ -253,7 +257,7 @@ CASES = [
         "fixture-zz-notes",
         "skipped",
         ["env 'fixture_notes'", "agentenv-fixture-good"],
-        ["agentenv plugin remove agentenv-fixture-zz-notes"],
+        ["rename the env in agentenv-fixture-zz-notes"],
     ),
     Case(
         "duplicate-entry-point",
@@ -262,7 +266,7 @@ CASES = [
         "fixture-twin",
         "skipped",
         ["'fixture-twin'", "agentenv-fixture-twin-a", "agentenv-fixture-twin-b"],
-        ["agentenv plugin remove agentenv-fixture-twin-b"],
+        ["rename the entry point in agentenv-fixture-twin-b"],
         {"fixture-twin": {"steps": ["fixture_twin_a_step"]}},
     ),
     Case(

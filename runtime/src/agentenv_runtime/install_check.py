@@ -25,13 +25,14 @@ BUNDLE_REQUIREMENT = "bundle-requirement"
 BUNDLE_UNREADABLE = "bundle-unreadable"
 STORE_MISSING = "store-missing"
 SANDBOX_MISSING = "sandbox-missing"
+TOOL_SCHEMA = "tool-schema"
 STORE_KINDS = ("document", "object", "secret", "image")
 
 
 def install_problems(host: PluginHost, without: str | None = None) -> list[Problem]:
     """Every problem a run would meet here; with `without`, only those that uninstalling it would cause."""
     gone = canonical(without) if without else None
-    problems = bundle_problems(host, gone)
+    problems = bundle_problems(host, gone) + (tool_schema_problems(host) if gone is None else [])
     try:
         config = load_config()
     except ConfigError as exc:  # `config show` explains it in full; a check must still answer
@@ -47,6 +48,22 @@ def install_problems(host: PluginHost, without: str | None = None) -> list[Probl
     for key in ("default", "agent_default"):
         if config.sources.get(f"sandbox.{key}", "default") != "default":  # only a chain the user chose
             problems += _chain_problems(host, key, str(config.raw(f"sandbox.{key}")), gone)
+    return problems
+
+
+def tool_schema_problems(host: PluginHost) -> list[Problem]:
+    """Tools whose arguments have no JSON Schema: they would fail the card, `list_tools` and every call."""
+    from agentenv_runtime.env.env import Env
+
+    problems = []
+    for _, entry in sorted(host.usable(kinds.ENVS).items()):
+        if not (isinstance(entry.obj, type) and issubclass(entry.obj, Env)):
+            continue
+        for spec in entry.obj.tool_specs().values():
+            problem = spec.schema_problem()
+            if problem:
+                fix = "give the parameter a type with a JSON Schema (docs/authoring.md: the type hints tools may use)"
+                problems.append(Problem(entry.plugin, TOOL_SCHEMA, f"{entry.dist}: {problem}", fix))
     return problems
 
 

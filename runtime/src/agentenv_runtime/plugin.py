@@ -37,6 +37,11 @@ def agentenv_register_cli_commands() -> list[CliCommand]:
         CliCommand("steps", "List installed step types; show one's fields.", f"{_CLI}.steps_cmd:app"),
         CliCommand("sandbox", "List sandboxes that runs started; prune leftovers.", f"{_CLI}.sandbox_cmd:app"),
         CliCommand("task", "Task file tools (the JSON Schema for editors).", f"{_CLI}.task_cmd:app"),
+        CliCommand(
+            "plugin new",
+            "Scaffold a plugin distribution (env, step, sandbox, store, trigger, agent) that passes its own tests.",
+            f"{_CLI}.plugin_new:app",
+        ),
     ]
 
 

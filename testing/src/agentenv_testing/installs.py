@@ -279,3 +279,14 @@ def step_module(*names: str, abstract: bool = False) -> str:
         classes.append(f"class Step{index}(Step):\n    name = {name!r}\n{body}")
     listed = ", ".join(f"Step{i}" for i in range(len(names)))
     return "from agentenv.contracts import Step\n\n\n" + "\n\n".join(classes) + f"\n\nSTEPS = [{listed}]\n"
+
+
+def load_file_module(path: Path, name: str) -> Any:
+    """Import a Python file that is not on `sys.path` (a bundle's script, a repository's generator) as `name`."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, f"{path} is not a Python module"
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

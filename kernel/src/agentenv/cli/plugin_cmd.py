@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from agentenv.cli.output import fail, print_json, print_table
+from agentenv.contracts import kinds
 from agentenv.plugins.compat import foreign_package_problems
 from agentenv.plugins.host import PluginHost, get_host
 from agentenv.plugins.info import PluginInfo
@@ -29,13 +30,14 @@ def _contributes(info: PluginInfo) -> str:
 def list_plugins(as_json: JsonFlag = False) -> None:
     """Every plugin: distribution, version, declared kernel range, what it contributes, status."""
     host = get_host().load()
+    host.usable(kinds.ENVS)  # env classes are light to import: one whose module fails then lists as broken
     if as_json:
         print_json([info.to_dict() for info in host.infos])
         return
     if not host.infos:
         print("No plugins installed. Add one: agentenv plugin add DISTRIBUTION")
         return
-    rows = [(i.name, i.dist, i.version, i.kernel_range or "-", i.status, _contributes(i)) for i in host.infos]
+    rows = [(i.name, i.dist, i.version, i.kernel_range or "-", i.shown_status, _contributes(i)) for i in host.infos]
     print_table(("PLUGIN", "DISTRIBUTION", "VERSION", "KERNEL", "STATUS", "CONTRIBUTES"), rows)
     if host.problems():
         print(f"\n{len(host.problems())} problem(s): run `agentenv plugin check` for fixes.", file=sys.stderr)
@@ -53,7 +55,7 @@ def show(name: Annotated[str, typer.Argument(help="Plugin or distribution name."
     if as_json:
         print_json(info.to_dict())
         return
-    rows = {"module": info.module, "status": info.status, "kernel range": info.kernel_range or "-"}
+    rows = {"module": info.module, "status": info.shown_status, "kernel range": info.kernel_range or "-"}
     rows["requires"] = ", ".join(info.requires) or "-"
     print(f"{info.name}  ({info.dist} {info.version})", *(f"  {k + ':':14}{v}" for k, v in rows.items()), sep="\n")
     for kind, names in sorted(info.contributes.items()):

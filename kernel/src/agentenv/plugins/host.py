@@ -10,6 +10,7 @@ whole, with the reason recorded; every other plugin keeps working.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import types
@@ -26,6 +27,7 @@ from agentenv.plugins import problems as codes
 from agentenv.plugins.discovery import DENY_VAR, discover
 from agentenv.plugins.info import PluginInfo
 from agentenv.plugins.problems import Problem
+from agentenv.plugins.requirements import canonical
 
 T = TypeVar("T")
 SPEC_NAMES = frozenset(name for name in vars(hookspecs.AgentenvSpecs) if name.startswith("agentenv_"))
@@ -45,17 +47,8 @@ class Entry(Generic[T]):
 
     __slots__ = ("_error", "_info", "_kind", "_obj", "dist", "name", "plugin", "target")
 
-    def __init__(
-        self,
-        name: str,
-        obj: T | None,
-        plugin: str,
-        dist: str,
-        *,
-        target: str = "",
-        kind: Kind[T] | None = None,
-        info: PluginInfo | None = None,
-    ) -> None:
+    def __init__(self, name: str, obj: T | None, plugin: str, dist: str, *, target: str = "",
+                 kind: Kind[T] | None = None, info: PluginInfo | None = None) -> None:  # fmt: skip
         self.name, self.plugin, self.dist, self.target = name, plugin, dist, target
         self._obj, self._kind, self._info = obj, kind, info
         self._error: ContributionError | None = None
@@ -94,17 +87,27 @@ class Entry(Generic[T]):
         raise ContributionError(f"{message}; fix: {fix}")
 
 
+def _home(dist: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    with contextlib.suppress(PackageNotFoundError):
+        return next((url for url in metadata(dist).get_all("Project-URL") or [] if url.startswith("Homepage")), None)
+    return None
+
+
+def outranks(one: PluginInfo, other: PluginInfo) -> bool:
+    """On a name two plugins claim, the one the other builds on (requires), or else the one from the kernel's own
+    project (same homepage) keeps it: never the order of entry points or distributions."""
+    homes = [_home(dist) for dist in (one.dist, "agentenv-kernel", other.dist)] if one.dist != other.dist else [None]
+    return canonical(one.dist) in {r.name for r in other.requirements()} or None is not homes[0] == homes[1] != homes[2]
+
+
 class PluginHost:
     """The kernel's view of installed plugins. Create one per process (see `get_host`), or one holding given
     plugin objects with `PluginHost.of` (tests, embedding)."""
 
-    def __init__(
-        self,
-        environ: Mapping[str, str] | None = None,
-        infos: list[PluginInfo] | None = None,
-        *,
-        given: Mapping[str, object] | None = None,
-    ) -> None:
+    def __init__(self, environ: Mapping[str, str] | None = None, infos: list[PluginInfo] | None = None, *,
+                 given: Mapping[str, object] | None = None) -> None:  # fmt: skip
         self.environ = os.environ if environ is None else environ
         self.infos = discover(self.environ) if infos is None else infos
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
@@ -176,31 +179,20 @@ class PluginHost:
         if info.name in self._modules:
             other = next(i for i in self.infos if i.name == info.name and i is not info)
             # Not `_fail`: the module registered under this name is the other plugin's and must stay.
-            info.status = "skipped"
-            info.problems.append(
-                Problem(
-                    info.name,
-                    codes.DUPLICATE_NAME,
-                    f"plugin name {info.name!r} is declared by both {other.dist} and {info.dist}",
-                    f"agentenv plugin remove {info.dist}, {disable}",
-                )
-            )
+            info.status, fix = "skipped", f"rename the entry point in {info.dist}, {disable}"
+            message = f"plugin name {info.name!r} is declared by both {other.dist} and {info.dist}"
+            info.problems.append(Problem(info.name, codes.DUPLICATE_NAME, message, fix))
             return
         try:
             module = self._given.get(info.name) or importlib.import_module(info.module)
         except Exception as exc:  # any error in third-party code must not take the CLI down
             failure = f"importing {info.module} ({info.dist} {info.version}) failed: {type(exc).__name__}: {exc}"
-            fix = f"pip install --force-reinstall {info.dist}, {disable}"
-            self._refuse(info, "failed", codes.IMPORT_FAILED, failure, fix)
-            return
+            missing = isinstance(exc, ModuleNotFoundError) and f"{exc.name!r}, which no installed distribution provides"
+            fix = f"{info.dist} imports {missing}: declare it in its dependencies" if missing else f"fix {info.module}"
+            return self._refuse(info, "failed", codes.IMPORT_FAILED, failure, f"{fix}, {disable}")
         hook_problem = self._hook_problem(module)
         if hook_problem:
-            self._fail(
-                info,
-                "failed",
-                Problem(info.name, codes.INVALID_HOOK, hook_problem[0], f"{hook_problem[1]}, {disable}"),
-            )
-            return
+            return self._refuse(info, "failed", codes.INVALID_HOOK, hook_problem[0], f"{hook_problem[1]}, {disable}")
         try:
             self.pm.register(module, name=info.name)
         except pluggy.PluginValidationError as exc:
@@ -243,14 +235,18 @@ class PluginHost:
             for impl in caller.get_hookimpls():
                 if impl.plugin is not module:
                     continue
+                disable, failure = f"or disable it: {DENY_VAR}={info.name}", f"{kind.hook} of {info.dist} "
                 try:
-                    items = list(impl.function() or [])
+                    items = impl.function() or []
                 except Exception as exc:
-                    failure = f"{kind.hook} of {info.dist} raised {type(exc).__name__}: {exc}"
-                    fix = f"pip install --force-reinstall {info.dist}, or disable it: {DENY_VAR}={info.name}"
-                    self._refuse(info, "failed", codes.HOOK_FAILED, failure, fix)
+                    self._refuse(info, "failed", codes.HOOK_FAILED, f"{failure}raised {type(exc).__name__}: {exc}",
+                                 f"fix {kind.hook} in {info.dist}, {disable}")  # fmt: skip
                     break
-                if not self._register_items(info, kind, items, registry):
+                if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+                    self._refuse(info, "failed", codes.INVALID_HOOK, f"{failure}returned {type(items).__name__}, not a"
+                                 " list", f"return a list of contributions from {kind.hook}, {disable}")  # fmt: skip
+                    break
+                if not self._register_items(info, kind, list(items), registry):
                     break
 
     def _register_items(
@@ -267,12 +263,18 @@ class PluginHost:
                 self._refuse(info, "failed", codes.INVALID_CONTRIBUTION, f"{info.dist}: {problem}", fix)
                 return False
             taken = registry.get(key) or next((e for e in staged if e.name == key), None)
+            if taken is not None and taken.plugin != info.name and taken.target:
+                with contextlib.suppress(ContributionError):  # a ref that cannot load claims no name
+                    taken.obj  # noqa: B018 - reading it imports and validates the class
+                taken = None if taken._error is not None else taken
             if taken:
-                failure = f"{kind.label} {key!r} from {info.dist} is already registered by {taken.dist} (plugin "
-                failure += f"{taken.plugin}); {info.name} was skipped"
-                fix = f"agentenv plugin remove {info.dist}, or disable one: {DENY_VAR}={info.name}"
-                self._refuse(info, "skipped", codes.DUPLICATE_NAME, failure, fix)
-                return False
+                other = self.find(taken.plugin) or info
+                keep, lose = (info, other) if outranks(info, other) and other is not info else (other, info)
+                failure = f"{kind.label} {key!r} is registered by {keep.dist} and {lose.dist}; {lose.name} was skipped"
+                fix = f"rename the {kind.label} in {lose.dist}, or disable it: {DENY_VAR}={lose.name}"
+                self._refuse(lose, "skipped", codes.DUPLICATE_NAME, failure, fix)
+                if lose is info:
+                    return False
             obj = None if target else item
             staged.append(Entry(key, obj, info.name, info.dist, target=target, kind=kind, info=info))
         for entry in staged:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class PluginInfo:
-    """One plugin as the kernel knows it. `status`: ok, disabled, incompatible, failed, skipped."""
+    """One plugin as the kernel knows it. `status`: ok, disabled, incompatible, failed, skipped (shown: broken)."""
 
     name: str
     dist: str
@@ -38,11 +38,16 @@ class PluginInfo:
         return found
 
     @property
+    def shown_status(self) -> str:
+        """`broken` for a loaded plugin with a contribution that cannot load (its problems say why)."""
+        return "broken" if self.status == "ok" and self.problems else self.status
+
+    @property
     def kernel_range(self) -> str:
         return next((str(r.specifier) or "any" for r in self.requirements() if r.name == "agentenv-kernel"), "")
 
     def to_dict(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"name": self.name, "distribution": self.dist, "version": self.version}
         shown["module"] = self.module
-        shown |= {"kernel_range": self.kernel_range, "requires": self.requires, "status": self.status}
+        shown |= {"kernel_range": self.kernel_range, "requires": self.requires, "status": self.shown_status}
         return shown | {"contributes": self.contributes, "problems": [p.to_dict() for p in self.problems]}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import pytest
 from agentenv_slack.env import SlackEnv, SlackSettings
 from agentenv_slack.schema import BASE_SCHEMA
+from agentenv_testing.installs import load_file_module
 
 GENERATOR = Path(__file__).resolve().parents[1] / "scripts" / "generate_artifacts.py"
 
@@ -141,11 +141,7 @@ def test_globex_snapshot_restore_and_fork_after_calls(globex: SlackEnv, ok) -> N
 
 
 def load_generator() -> Any:
-    spec = importlib.util.spec_from_file_location("slack_generate_artifacts", GENERATOR)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file_module(GENERATOR, "slack_generate_artifacts")
 
 
 def test_generator_reproduces_the_packaged_files() -> None:

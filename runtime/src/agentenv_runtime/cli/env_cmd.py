@@ -10,6 +10,7 @@ from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
 
 from agentenv_runtime.env.artifact import ArtifactError
+from agentenv_runtime.env.tool import ToolSchemaError
 from agentenv_runtime.world.build import build_world
 from agentenv_runtime.world.world import WorldError
 
@@ -19,29 +20,35 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts."
 
 @app.command("list")
 def list_envs(as_json: JsonFlag = False) -> None:
-    """Installed envs: name, distribution, version, tools and packaged artifacts."""
+    """Installed envs: name, distribution, version, tools and packaged artifacts; broken ones say why."""
+    from agentenv_runtime.world.build import broken_reason
+
     host = get_host()
     rows = []
-    for name, entry in sorted(host.usable(kinds.ENVS).items()):
+    for name, entry in sorted(host.registry(kinds.ENVS).items()):
         info = host.find(entry.plugin)
-        rows.append(
-            {
-                "name": name,
-                "distribution": entry.dist,
-                "version": info.version if info else "",
-                "tools": sorted(entry.obj.tool_specs()),
-                "artifacts": sorted(entry.obj.artifact_paths()),
-            }
-        )
+        row = {"name": name, "distribution": entry.dist, "version": info.version if info else ""}
+        broken = broken_reason(host, kinds.ENVS, name)
+        if broken is not None:
+            rows.append({**row, "status": "broken", "problem": broken, "tools": [], "artifacts": []})
+            continue
+        tools, artifacts = sorted(entry.obj.tool_specs()), sorted(entry.obj.artifact_paths())
+        rows.append({**row, "status": "ok", "tools": tools, "artifacts": artifacts})
     if as_json:
         print_json(rows)
     elif not rows:
         print("No envs installed. Add one: agentenv plugin add agentenv-slack")
     else:
         print_table(
-            ("ENV", "DISTRIBUTION", "VERSION", "TOOLS", "ARTIFACTS"),
-            [(r["name"], r["distribution"], r["version"], len(r["tools"]), ", ".join(r["artifacts"])) for r in rows],
+            ("ENV", "DISTRIBUTION", "VERSION", "STATUS", "TOOLS", "ARTIFACTS"),
+            [
+                (r["name"], r["distribution"], r["version"], r["status"], len(r["tools"]), ", ".join(r["artifacts"]))
+                for r in rows
+            ],
         )
+        for r in rows:
+            if r["status"] == "broken":
+                print(f"\n{r['problem']}")
 
 
 @app.command("card")
@@ -56,10 +63,10 @@ def card(
 
     try:
         world = build_world(names, artifacts=artifact)
-    except (WorldError, ArtifactError) as exc:
+        document = build_card(world, role=role)
+    except (WorldError, ArtifactError, ToolSchemaError) as exc:
         fail(str(exc))
         return
-    document = build_card(world, role=role)
     if as_json:
         print_json(document)
         return

@@ -266,6 +266,12 @@ def run(
     except (TaskError, ConfigError, LookupError) as exc:
         fail(str(exc), 2)
     if dry_run:
+        from agentenv_runtime.engine.dry_run import dry_run_problems
+
+        wanted = {"agent": agent} if agent else {}
+        problems = [p for t in tasks for p in dry_run_problems(t, host, bundle.path if bundle else None, wanted)]
+        if problems:
+            fail("\n".join(problems), 2)
         for selected in tasks:
             print(f"{selected.name}: {len(selected.steps)} steps ok ({', '.join(s.type for s in selected.steps)})")
         return 0

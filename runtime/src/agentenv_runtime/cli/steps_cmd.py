@@ -74,23 +74,29 @@ def show(name: Annotated[str, typer.Argument(help="Step type name.")], as_json: 
         return
     entry = steps[name]
     fields = _fields(entry.obj)
+    # A step that takes trigger definitions (register_env_triggers) also shows what each kind's `when` takes.
+    triggers = _trigger_kinds() if "triggers" in entry.obj.Settings.model_fields else {}
     if as_json:
-        print_json(
-            {
-                "name": name,
-                "distribution": entry.dist,
-                "description": entry.obj.description,
-                "verifier": entry.obj.verifier,
-                "fields": fields,
-            }
-        )
+        shown = {"name": name, "distribution": entry.dist, "description": entry.obj.description}
+        print_json({**shown, "verifier": entry.obj.verifier, "fields": fields, "trigger_kinds": triggers})
         return
     print(f"{name}  ({entry.dist}){'  [verifier]' if entry.obj.verifier else ''}\n  {entry.obj.description}\n")
-    print_table(
-        ("FIELD", "TYPE", "DEFAULT", "DESCRIPTION"),
-        [
-            (f["name"], f["type"], "(required)" if f["required"] else repr(f["default"]), f["description"])
-            for f in fields
-        ],
-    )
+    print_table(("FIELD", "TYPE", "DEFAULT", "DESCRIPTION"), [_row(f) for f in fields])
     print("\nEvery step also takes: id, type, depends_on, fail_task_on_error, retry.")
+    for kind, about in triggers.items():
+        print(f"\nTrigger kind `{kind}` ({about['distribution']}): {about['description']}  Its `when` fields:")
+        print_table(("FIELD", "TYPE", "DEFAULT", "DESCRIPTION"), [_row(f) for f in about["when"]])
+
+
+def _row(field: dict[str, Any]) -> tuple[str, str, str, str]:
+    default = "(required)" if field["required"] else repr(field["default"])
+    return field["name"], field["type"], default, field["description"]
+
+
+def _trigger_kinds() -> dict[str, dict[str, Any]]:
+    """Installed trigger kinds: distribution, description and the fields of their `when` table."""
+    kinds_ = get_host().usable(kinds.TRIGGER_KINDS)
+    return {
+        name: {"distribution": e.dist, "description": e.obj.description, "when": _fields(e.obj)}
+        for name, e in sorted(kinds_.items())
+    }

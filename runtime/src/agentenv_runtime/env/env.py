@@ -21,7 +21,14 @@ from agentenv.contracts.trigger import Message
 from pydantic import BaseModel, ValidationError
 
 from agentenv_runtime.env.artifact import ARTIFACT_SUFFIXES, Artifact, ArtifactError, artifact_name
-from agentenv_runtime.env.tool import TOOL_MARK, ToolError, ToolSpec, argument_errors, build_tool_spec
+from agentenv_runtime.env.tool import (
+    TOOL_MARK,
+    ToolError,
+    ToolSpec,
+    argument_errors,
+    build_tool_spec,
+    parse_docstring,
+)
 
 LOAD_MEMO_SIZE = 16
 _LOAD_MEMO: dict[type, OrderedDict[tuple[bytes, str], bytes]] = {}
@@ -66,6 +73,10 @@ class Env(Environment):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._tool_specs = None  # built on first use, once every type the hints name exists
+        if "description" not in vars(cls) and vars(cls).get("__doc__"):
+            # The card, `env list` and the gateway describe the env by `description`; the class docstring's
+            # first paragraph is what an author has usually written already.
+            cls.description = parse_docstring(cls.__doc__)[0]
 
     @classmethod
     def tool_specs(cls) -> dict[str, ToolSpec]:
@@ -153,9 +164,12 @@ class Env(Environment):
     # ---- data --------------------------------------------------------------------------------------
     @classmethod
     def artifact_dir(cls) -> Path:
-        """Where the env's packaged artifacts live: an `artifacts/` folder beside its module."""
+        """Where the env's packaged artifacts live: an `artifacts/` folder beside its module, or its own
+        `artifacts/<name>/` inside it, so two envs of one package each list only their own."""
         module_file = getattr(sys.modules[cls.__module__], "__file__", None) or "."
-        return Path(module_file).parent / "artifacts"
+        shared = Path(module_file).parent / "artifacts"
+        own = shared / cls.name
+        return own if own.is_dir() else shared
 
     @classmethod
     def artifact_paths(cls) -> dict[str, Path]:
@@ -241,11 +255,27 @@ class Env(Environment):
     def _insert_rows(self, table: str, rows: list[dict[str, Any]], source: str) -> None:
         if not rows:
             return
-        columns = list(rows[0])
+        known = [row[1] for row in self.db.execute(f'PRAGMA table_info("{table}")')]
+        columns = list(rows[0]) if isinstance(rows[0], dict) else []
+        for index, row in enumerate(rows):
+            if not isinstance(row, dict):
+                raise ArtifactError(f"{source}: data.{table}[{index}]: a row is an object of column → value")
+            unknown = [column for column in row if column not in known]
+            if unknown:
+                raise ArtifactError(
+                    f"{source}: data.{table}[{index}].{unknown[0]}: {self.name} table {table!r} has no column "
+                    f"{unknown[0]!r} (columns: {', '.join(known)})"
+                )
+            if set(row) != set(columns):
+                differ = sorted(set(row) ^ set(columns))
+                raise ArtifactError(
+                    f"{source}: data.{table}[{index}]: every row of a table needs the same columns as the first "
+                    f"({', '.join(differ)} differ)"
+                )
         sql = f'INSERT INTO "{table}" ({", ".join(columns)}) VALUES ({", ".join("?" * len(columns))})'
         try:
             self.db.executemany(sql, [tuple(row[c] for c in columns) for row in rows])
-        except (sqlite3.Error, KeyError) as exc:
+        except sqlite3.Error as exc:
             raise ArtifactError(f"{source}: data.{table}: {type(exc).__name__}: {exc}") from exc
 
     def table_names(self) -> list[str]:

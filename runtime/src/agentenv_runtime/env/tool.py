@@ -12,7 +12,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 F = TypeVar("F", bound=Callable[..., Any])
 TOOL_MARK = "__agentenv_tool__"
@@ -33,6 +33,11 @@ class ToolError(Exception):
         return error
 
 
+class ToolSchemaError(TypeError):
+    """A tool whose arguments have no JSON Schema (a parameter type pydantic cannot describe); the message names
+    the env, the tool, the parameter and its type. `agentenv plugin check` reports it ahead of any run."""
+
+
 class ToolSpec:
     """A tool as the world and the card see it.
 
@@ -49,8 +54,9 @@ class ToolSpec:
         read_only: bool = False,
         *,
         func: Callable[..., Any] | None = None,
+        owner: str = "",
     ) -> None:
-        self.name, self.method, self.read_only, self.func = name, method, read_only, func
+        self.name, self.method, self.read_only, self.func, self.owner = name, method, read_only, func, owner
         self._description, self._args_model = description, args_model
         self._param_docs: dict[str, str] = {}
 
@@ -65,12 +71,43 @@ class ToolSpec:
         if self._args_model is None:
             assert self.func is not None, f"tool {self.name!r} has neither an argument model nor a method"
             _ = self.description  # parses the docstring's Args: section too
-            self._args_model = build_args_model(self.func, self.name, self._param_docs)
+            try:
+                self._args_model = build_args_model(self.func, self.name, self._param_docs)
+            except Exception as exc:
+                raise ToolSchemaError(self.schema_problem() or f"{self.where}: {exc}") from exc
         return self._args_model
 
     @property
     def input_schema(self) -> dict[str, Any]:
-        return tool_input_schema(self.args_model)
+        model = self.args_model
+        try:
+            return tool_input_schema(model)
+        except Exception as exc:
+            raise ToolSchemaError(self.schema_problem() or f"{self.where}: {exc}") from exc
+
+    @property
+    def where(self) -> str:
+        return f"env {self.owner!r}, tool {self.name!r}" if self.owner else f"tool {self.name!r}"
+
+    def schema_problem(self) -> str | None:
+        """Which parameter has a type without a JSON Schema, and what to use instead; None when all have one."""
+        if self.func is None:
+            return None
+        try:
+            hints = typing.get_type_hints(self.func, include_extras=True)
+        except Exception as exc:
+            return f"{self.where}: its type hints cannot be resolved ({type(exc).__name__}: {exc})"
+        for param in list(inspect.signature(self.func).parameters.values())[1:]:
+            annotation = hints.get(param.name, Any)
+            try:
+                TypeAdapter(annotation).json_schema()
+            except Exception:
+                shown = getattr(annotation, "__qualname__", None) or repr(annotation)
+                return (
+                    f"{self.where}: parameter {param.name!r} has type {shown}, which has no JSON Schema; use str, "
+                    "int, float, bool, a Literal, a list or dict of those, a datetime, or a pydantic model"
+                )
+        return None
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
@@ -145,7 +182,8 @@ def build_tool_spec(owner: type, method_name: str, func: Callable[..., Any]) -> 
     for param in list(inspect.signature(func).parameters.values())[1:]:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"tool {owner.__name__}.{method_name} cannot take *args or **kwargs")
-    return ToolSpec(mark["name"], method=method_name, read_only=mark["read_only"], func=func)
+    owner_name = getattr(owner, "name", "") or owner.__name__
+    return ToolSpec(mark["name"], method=method_name, read_only=mark["read_only"], func=func, owner=owner_name)
 
 
 def build_args_model(func: Callable[..., Any], name: str, param_docs: dict[str, str]) -> type[BaseModel]:

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentenv.contracts import kinds
-from agentenv.plugins.host import PluginHost, get_host
+from agentenv.plugins.host import ContributionError, PluginHost, get_host
 
 from agentenv_runtime.env.artifact import ArtifactError
 from agentenv_runtime.env.env import Env
@@ -49,8 +49,24 @@ def build_world(
     return world
 
 
+def broken_reason(host: PluginHost, kind: Any, name: str) -> str | None:
+    """Why a registered contribution cannot be used ("env 'x' comes from agentenv-x, skipped: …"), or None."""
+    entry = host.registry(kind).get(name)
+    if entry is None:
+        return None
+    try:
+        entry.obj  # noqa: B018 - reading it imports and validates the class
+    except ContributionError as exc:
+        reason = str(exc).split("; fix:")[0].split("cannot be loaded: ")[-1]
+        return f"{kind.label} {name!r} comes from {entry.dist}, skipped: {reason}; see `agentenv plugin check`"
+    return None
+
+
 def env_class(host: PluginHost, name: str) -> type[Env]:
     """The installed env `name` as a runtime `Env` class, or a WorldError that says what to do."""
+    broken = broken_reason(host, kinds.ENVS, name)
+    if broken is not None:
+        raise WorldError(broken)
     try:
         cls = host.get(kinds.ENVS, name)
     except LookupError as exc:

@@ -104,8 +104,9 @@ PREDICATE_OPS = frozenset(PREDICATE_OPS_IMPL)
 
 # ---- the built-in kinds -------------------------------------------------------------------------------
 class TimeWhen(_Strict):
-    at: str
-    """An ISO 8601 time, or `HH:MM[:SS]` for the next such time of day (UTC unless the clock's zone)."""
+    at: str = Field(
+        description="An ISO 8601 time, or `HH:MM[:SS]` for the next such time of day (UTC unless the clock's zone)."
+    )
     every: float | None = Field(None, gt=0, description="Repeat every N virtual seconds.")
     times: int | None = Field(None, gt=0, description="Stop after this many firings.")
 
@@ -141,11 +142,11 @@ class TimeTrigger(TriggerKind[TimeWhen]):
 
 
 class ToolCallWhen(_Strict):
-    tool: str | list[str]
+    tool: str | list[str] = Field(description="The tool (or any of several) whose calls are watched.")
     role: str | None = Field(None, description="Only calls by this role (default: any role but system).")
     args: dict[str, Any] = Field(default_factory=dict, description="Dotted path → predicate on the arguments.")
     result: dict[str, Any] = Field(default_factory=dict, description="Dotted path → predicate on the result.")
-    on: Literal["success", "error", "any"] = "success"
+    on: Literal["success", "error", "any"] = Field("success", description="Fire on successful, refused or any calls.")
 
 
 class ToolCallTrigger(TriggerKind[ToolCallWhen]):
@@ -170,7 +171,7 @@ class ToolCallTrigger(TriggerKind[ToolCallWhen]):
 class StateWhen(_Strict):
     env: str | None = Field(None, description="Env whose database `sql` runs on.")
     sql: str | None = Field(None, description="A query whose first value decides (truthy, or == equals).")
-    equals: Any = None
+    equals: Any = Field(None, description="The value the query's first column must equal (default: truthy).")
     python: str | None = Field(None, description="`module:function(world) -> bool`, instead of sql.")
 
     @model_validator(mode="after")

@@ -7,6 +7,7 @@ dictionary lookups so the overhead over calling the tool function directly stays
 
 from __future__ import annotations
 
+import difflib
 import json
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -181,13 +182,7 @@ class World:
         elif tool == GET_TIME and self.clock.armed:
             result, error = self._get_time(args)
         elif entry is None:
-            result, error = (
-                None,
-                {
-                    "code": "unknown_tool",
-                    "message": f"no tool {tool!r} in world {self.name!r}; list_tools shows what exists",
-                },
-            )
+            result, error = None, {"code": "unknown_tool", "message": unknown_tool_message(tool, self)}
         else:
             env, spec = entry
             result, error = env.call(spec.name, args)
@@ -478,6 +473,16 @@ class World:
 
     def export(self) -> dict[str, Any]:
         return {name: env.export() for name, env in self.envs.items()}
+
+
+def unknown_tool_message(tool: str, world: World) -> str:
+    """Why `tool` is not there, with the names it most likely meant: the composed `<env>_<tool>` names a
+    shared tool got, then close spellings."""
+    names = list(world.tools)
+    renamed = [name for name in names if name.endswith(f"_{tool}") and name.removesuffix(f"_{tool}") in world.envs]
+    close = renamed or difflib.get_close_matches(tool, names, n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"no tool {tool!r} in world {world.name!r}{hint} (list_tools shows what exists)"
 
 
 class WorldToolAccess:

@@ -48,10 +48,21 @@ def serve(
         typer.Option("--settings-file", help="JSON object: env name → that env's settings."),
     ] = None,
     seed: Annotated[int, typer.Option(help="World seed.")] = 0,
+    start: Annotated[
+        str | None,
+        typer.Option(
+            help="Arm the virtual clock at this ISO 8601 time, frozen as a task's deploy_env does "
+            "(default: the clock reads real UTC time)."
+        ),
+    ] = None,
+    rate: Annotated[
+        float | None, typer.Option(help="With --start: let virtual time run, this many virtual seconds per second.")
+    ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
     """Serve ENVS as one world: card, MCP at /mcp, JSON-RPC at /agentenv, REST at /rest, OpenAPI."""
     from agentenv_runtime.env.artifact import ArtifactError
+    from agentenv_runtime.env.tool import ToolSchemaError
     from agentenv_runtime.world.build import build_world
     from agentenv_runtime.world.world import WorldError
 
@@ -72,8 +83,13 @@ def serve(
             )
         env_settings = _read_settings(settings_file) if settings_file else None
         world = build_world(envs, artifacts=artifact, roles=roles or None, seed=seed, settings=env_settings)
+        if rate is not None and start is None:
+            raise ValueError("--rate: give --start too (the virtual time the clock starts from)")
+        if start is not None:
+            world.set_clock(start, mode="scaled" if rate is not None else "frozen", rate=rate)
+        world.list_tools()  # every tool's schema, now: a type without one is refused here, not as HTTP 500 later
         app = build_app(world, tokens=tokens or None, upstreams=upstream or None, url=url)
-    except (AuthConfigError, WorldError, ArtifactError, UpstreamError, ValueError) as exc:
+    except (AuthConfigError, WorldError, ArtifactError, UpstreamError, ValueError, ToolSchemaError) as exc:
         fail(str(exc), code=2)
         return
 

@@ -1,0 +1,194 @@
+"""Mistakes an env author makes, caught where they are made with a message that names the thing to fix:
+a tool parameter type without a JSON Schema, an artifact with an unknown table or column, two envs sharing an
+artifacts folder, a call to a tool that composition renamed; and what an author reads without the source: the
+card description from the class docstring, each trigger kind's `when` fields in `steps show`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from agentenv_runtime import Artifact, ArtifactError, Env, World, tool
+from agentenv_runtime.env.tool import ToolSchemaError
+from agentenv_testing.installs import KERNEL_RANGE, RUNTIME_RANGE, CliResult, install_fixture_plugin
+
+
+class Gadget:
+    """Not a pydantic type: it has no JSON Schema."""
+
+
+class Shop(Env):
+    """A shop that sells gadgets.
+
+    The second paragraph is not part of the card's description.
+    """
+
+    name = "shop"
+    schema = "CREATE TABLE items (id INTEGER PRIMARY KEY, title TEXT NOT NULL, price INTEGER);"
+
+    @tool
+    def search_messages(self, query: str) -> list[str]:
+        """Search the shop's messages.
+
+        Args:
+            query: Words.
+        """
+        return []
+
+    @tool
+    def send_sms(self, to: str) -> dict[str, str]:
+        """Text a customer.
+
+        Args:
+            to: The number.
+        """
+        return {"to": to}
+
+
+class Carrier(Env):
+    name = "carrier"
+    description = "Set explicitly, so the docstring-less class still has one."
+
+    @tool
+    def send_sms(self, to: str) -> dict[str, str]:
+        """Send through the carrier.
+
+        Args:
+            to: The number.
+        """
+        return {"to": to}
+
+    @tool
+    def search_messages(self, query: str) -> list[str]:
+        """Search the carrier's log.
+
+        Args:
+            query: Words.
+        """
+        return []
+
+
+class Broken(Env):
+    """An env with a tool whose parameter has no schema."""
+
+    name = "broken"
+
+    @tool
+    def use(self, thing: Gadget) -> dict[str, str]:
+        """Use a gadget.
+
+        Args:
+            thing: The gadget.
+        """
+        return {}
+
+
+def test_the_card_description_is_the_class_docstring_unless_set() -> None:
+    assert Shop.description == "A shop that sells gadgets."
+    assert Carrier.description == "Set explicitly, so the docstring-less class still has one."
+    assert Env.description == ""
+
+
+def test_a_tool_type_without_json_schema_names_env_tool_parameter_and_type() -> None:
+    spec = Broken.tool_specs()["use"]
+    expected = "env 'broken', tool 'use': parameter 'thing' has type Gadget, which has no JSON Schema"
+    assert (spec.schema_problem() or "").startswith(expected)
+    with pytest.raises(ToolSchemaError, match=expected):
+        World([Broken()]).list_tools()
+    assert Shop.tool_specs()["send_sms"].schema_problem() is None
+
+
+def test_plugin_check_and_env_card_report_the_tool_schema_in_one_line(
+    plugin_site: Path, agentenv_cli: Callable[..., CliResult]
+) -> None:
+    module = (
+        "from agentenv_runtime import Env, tool\n\n\nclass Gadget:\n    pass\n\n\nclass BadEnv(Env):\n"
+        '    """Bad."""\n\n    name = "fixture_bad_schema"\n\n    @tool\n    def use(self, thing: Gadget) -> dict:\n'
+        '        """Use it."""\n        return {}\n'
+    )
+    plugin = (
+        "from agentenv.contracts import ClassRef\nfrom agentenv.hookspecs import hookimpl\n\n\n@hookimpl\n"
+        'def agentenv_register_envs():\n    return [ClassRef("fixture_bad_schema", "fixture_bad_schema_env:BadEnv")]\n'
+    )
+    install_fixture_plugin(
+        plugin_site, "agentenv-fixture-bad-schema", "1.0.0", "fixture-bad-schema", "fixture_bad_schema_plugin",
+        plugin, [KERNEL_RANGE, RUNTIME_RANGE], extra_modules={"fixture_bad_schema_env": module},
+    )  # fmt: skip
+    check = agentenv_cli("plugin", "check", "--json")
+    problems = [p for p in check.json()["problems"] if p["code"] == "tool-schema"]
+    assert check.returncode == 1 and len(problems) == 1, check
+    assert "env 'fixture_bad_schema', tool 'use': parameter 'thing' has type Gadget" in problems[0]["message"]
+    card = agentenv_cli("env", "card", "fixture_bad_schema")
+    assert card.returncode == 1 and "Traceback" not in card.stderr
+    assert card.stderr.startswith("error: env 'fixture_bad_schema', tool 'use': parameter 'thing'")
+
+
+def artifact(data: dict[str, object]) -> Artifact:
+    return Artifact.build(name="a", env="shop", version="1", data=data)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"orders": [{"id": 1}]}, "data.orders: shop has no table 'orders' (tables: items)"),
+        (
+            {"items": [{"id": 1, "title": "x"}, {"id": 2, "title": "y", "colour": "red"}]},
+            "data.items[1].colour: shop table 'items' has no column 'colour' (columns: id, title, price)",
+        ),
+        (
+            {"items": [{"id": 1, "title": "x", "price": 3}, {"id": 2, "title": "y"}]},
+            "data.items[1]: every row of a table needs the same columns as the first (price differ)",
+        ),
+        ({"items": ["not a row"]}, "data.items[0]: a row is an object of column → value"),
+    ],
+)
+def test_an_artifact_that_does_not_fit_names_table_row_and_column(data: dict[str, object], message: str) -> None:
+    env = Shop()
+    with pytest.raises(ArtifactError) as caught:
+        env.load(artifact(data))
+    assert str(caught.value).endswith(message)
+    assert env.export() == {"items": []}, "a failed load changes nothing"
+
+
+def test_two_envs_of_one_package_list_only_their_own_artifacts(plugin_site: Path) -> None:
+    package = plugin_site / "fixture_twins"
+    for env_name, artifact_name in (("twin_a", "alpha"), ("twin_b", "beta")):
+        folder = package / "artifacts" / env_name
+        folder.mkdir(parents=True)
+        document = {"name": artifact_name, "env": env_name, "version": "1", "data": {}}
+        (folder / f"{artifact_name}.json").write_text(json.dumps(document))
+    (package / "__init__.py").write_text(
+        "from agentenv_runtime import Env\n\n\nclass TwinA(Env):\n    name = 'twin_a'\n\n\n"
+        "class TwinB(Env):\n    name = 'twin_b'\n"
+    )
+    from fixture_twins import TwinA, TwinB  # type: ignore[import-not-found]
+
+    assert list(TwinA.artifact_paths()) == ["alpha"] and list(TwinB.artifact_paths()) == ["beta"]
+    assert TwinB.find_artifact("beta").env == "twin_b"
+
+
+def test_a_call_to_a_tool_renamed_by_composition_says_what_it_is_called_now() -> None:
+    world = World([Shop(), Carrier()])
+    renamed = world.call("send_sms", {"to": "+1"})
+    assert renamed.error is not None and renamed.error["code"] == "unknown_tool"
+    assert "did you mean shop_send_sms, carrier_send_sms?" in renamed.error["message"]
+    typo = world.call("shop_send_smss", {"to": "+1"})
+    assert typo.error is not None and "did you mean shop_send_sms" in typo.error["message"]
+    assert world.call("shop_send_sms", {"to": "+1"}).ok
+
+
+def test_steps_show_register_env_triggers_lists_each_kinds_when_fields(
+    agentenv_cli: Callable[..., CliResult],
+) -> None:
+    shown = agentenv_cli("steps", "show", "register_env_triggers", "--json")
+    assert shown.returncode == 0, shown
+    kinds = shown.json()["trigger_kinds"]
+    assert {"time", "tool_call", "state", "persona"} <= set(kinds)
+    fields = {f["name"]: f for f in kinds["persona"]["when"]}
+    assert fields["persona"]["required"] and "regex" in fields["match"]["description"].lower()
+    text = agentenv_cli("steps", "show", "register_env_triggers")
+    assert "Trigger kind `time` (agentenv-runtime)" in text.stdout and "every" in text.stdout
+    plain = agentenv_cli("steps", "show", "sync_env_clock", "--json")
+    assert plain.json()["trigger_kinds"] == {}

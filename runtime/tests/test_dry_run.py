@@ -1,0 +1,155 @@
+"""`agentenv run --dry-run` checks a task against the install: env names, artifacts, agent kinds, trigger kinds
+and the tools each scripted policy calls (as the composed world names them). Each mistake is one line naming the
+task file, the step and the field; a correct task still says "steps ok". An env whose module fails to import is
+reported as broken, with its distribution and reason, by `env list`, `env card` and `run`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentenv_testing.installs import KERNEL_RANGE, RUNTIME_RANGE, CliResult, install_fixture_plugin
+
+Cli = Callable[..., CliResult]
+
+
+def task_with(tmp_path: Path, *steps: dict[str, Any], policy: dict[str, Any] | None = None) -> Path:
+    """A task file (and `agents/policy.json`) in a folder of its own."""
+    folder = tmp_path / "task"
+    (folder / "agents").mkdir(parents=True, exist_ok=True)
+    if policy is not None:
+        (folder / "agents" / "policy.json").write_text(json.dumps(policy))
+    path = folder / "t.json"
+    path.write_text(json.dumps({"name": "t", "steps": list(steps)}))
+    return path
+
+
+def desk(**fields: Any) -> dict[str, Any]:
+    return {"id": "desk", "type": "deploy_env", "envs": ["slack", "email"], "artifacts": ["acme"], **fields}
+
+
+def agent(**fields: Any) -> dict[str, Any]:
+    policy = {"policy": "agents/policy.json"}
+    return {"id": "agent", "type": "deploy_agent", "env": "desk", "settings": policy, **fields}
+
+
+def calls(*tools: str) -> dict[str, Any]:
+    return {"turn": [{"actions": [{"call": tool, "args": {}} for tool in tools]}]}
+
+
+def dry_run(cli: Cli, path: Path, *extra: str) -> CliResult:
+    return cli("run", str(path), "--dry-run", *extra)
+
+
+def test_a_correct_task_is_ok(agentenv_cli: Cli, tmp_path: Path) -> None:
+    path = task_with(tmp_path, desk(), agent(), policy=calls("list_channels", "slack_get_thread", "get_time"))
+    result = dry_run(agentenv_cli, path)
+    assert result.returncode == 0, result
+    assert result.stdout.startswith("t: 2 steps ok (deploy_env, deploy_agent)")
+
+
+@pytest.mark.parametrize(
+    ("step", "where", "message"),
+    [
+        (desk(envs=["slak"]), "field `envs`", "no env 'slak' (installed: "),
+        (desk(artifacts=["initech"]), "field `artifacts[0]`", "'initech': no env of the world ships it"),
+        (desk(artifacts=["slack=nowhere.json"]), "field `artifacts[0]`", "slack ships no artifact 'nowhere.json'"),
+        (desk(settings={"slack": {"user": "U_SAM"}}), "field `settings.slack`", "user"),
+    ],
+)
+def test_world_mistakes(agentenv_cli: Cli, tmp_path: Path, step: dict[str, Any], where: str, message: str) -> None:
+    result = dry_run(agentenv_cli, task_with(tmp_path, step))
+    assert result.returncode == 2, result
+    assert f"t.json: step 'desk' (deploy_env): {where}: " in result.stderr and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_trigger_kinds_and_trigger_tools(agentenv_cli: Cli, tmp_path: Path) -> None:
+    rules = {
+        "id": "rules",
+        "type": "register_env_triggers",
+        "env": "desk",
+        "triggers": [
+            {"id": "a", "kind": "sometimes", "actions": [{"call_tool": {"tool": "list_channels"}}]},
+            {"id": "b", "kind": "time", "when": {"at": "10:00"}, "actions": [{"call_tool": {"tool": "get_thread"}}]},
+        ],
+    }
+    result = dry_run(agentenv_cli, task_with(tmp_path, desk(), rules))
+    assert result.returncode == 2, result
+    lines = result.stderr.removeprefix("error: ").splitlines()
+    assert len(lines) == 2, lines
+    step = "step 'rules' (register_env_triggers)"
+    assert f"{step}: field `triggers[0].kind`: no trigger kind 'sometimes' (installed: " in lines[0]
+    assert "field `triggers[1].actions[0].call_tool.tool`: no tool 'get_thread'" in lines[1]
+    assert "did you mean slack_get_thread, email_get_thread?" in lines[1]
+
+
+def test_agent_kinds_and_the_tools_a_policy_calls(agentenv_cli: Cli, tmp_path: Path) -> None:
+    unknown_kind = dry_run(agentenv_cli, task_with(tmp_path, desk(), agent(kind="robot"), policy=calls()))
+    assert unknown_kind.returncode == 2
+    assert "step 'agent' (deploy_agent): field `kind`: no agent kind 'robot'" in unknown_kind.stderr
+    path = task_with(tmp_path, desk(), agent(), policy=calls("post_mesage", "get_thread", "list_channels"))
+    result = dry_run(agentenv_cli, path)
+    lines = result.stderr.removeprefix("error: ").splitlines()
+    assert result.returncode == 2 and len(lines) == 2, result
+    assert "policy.json turn[0].actions[0].call: no tool 'post_mesage'" in lines[0] and "post_message" in lines[0]
+    assert "turn[0].actions[1].call: no tool 'get_thread'" in lines[1] and "slack_get_thread" in lines[1]
+
+
+def test_the_agent_override_is_checked_too(agentenv_cli: Cli, tmp_path: Path) -> None:
+    path = task_with(tmp_path, desk(), agent(), policy=calls("list_channels"))
+    (path.parent / "agents" / "typo.toml").write_text('[[turn]]\nactions = [{ call = "list_chanels" }]\n')
+    wrong = dry_run(agentenv_cli, path, "--agent", "typo")
+    assert wrong.returncode == 2 and "typo.toml turn[0].actions[0].call: no tool 'list_chanels'" in wrong.stderr
+    missing = dry_run(agentenv_cli, path, "--agent", "nobody")
+    assert missing.returncode == 2 and "--agent: 'nobody' is neither an agent kind" in missing.stderr
+
+
+BROKEN_ENV = "import nonexistent_sdk_for_the_test\n"
+BROKEN_PLUGIN = """
+    from agentenv.contracts import ClassRef
+    from agentenv.hookspecs import hookimpl
+
+
+    @hookimpl
+    def agentenv_register_envs():
+        return [ClassRef("fixture_broken", "fixture_broken_env:BrokenEnv")]
+"""
+
+
+def test_an_env_that_fails_to_import_is_shown_as_broken_with_its_reason(
+    plugin_site: Path, agentenv_cli: Cli, tmp_path: Path
+) -> None:
+    install_fixture_plugin(
+        plugin_site, "agentenv-fixture-broken", "1.0.0", "fixture-broken", "fixture_broken_plugin", BROKEN_PLUGIN,
+        [KERNEL_RANGE, RUNTIME_RANGE], extra_modules={"fixture_broken_env": BROKEN_ENV},
+    )  # fmt: skip
+    expected = (
+        "env 'fixture_broken' comes from agentenv-fixture-broken, skipped: importing fixture_broken_env:BrokenEnv "
+        "failed: ModuleNotFoundError: No module named 'nonexistent_sdk_for_the_test'; see `agentenv plugin check`"
+    )
+    listed = {row["name"]: row for row in agentenv_cli("env", "list", "--json").json()}
+    assert listed["fixture_broken"]["status"] == "broken" and listed["fixture_broken"]["problem"] == expected
+    assert listed["slack"]["status"] == "ok"
+    table = agentenv_cli("env", "list")
+    assert "fixture_broken  agentenv-fixture-broken  1.0.0    broken" in table.stdout and expected in table.stdout
+    card = agentenv_cli("env", "card", "fixture_broken")
+    assert card.returncode == 1 and card.stderr == f"error: {expected}\n"
+    run = dry_run(agentenv_cli, task_with(tmp_path, desk(envs=["fixture_broken"])))
+    assert run.returncode == 2 and f"step 'desk' (deploy_env): field `envs`: {expected}" in run.stderr
+
+
+def test_plugin_list_shows_the_plugin_of_a_broken_env_as_broken(plugin_site: Path, agentenv_cli: Cli) -> None:
+    install_fixture_plugin(
+        plugin_site, "agentenv-fixture-broken", "1.0.0", "fixture-broken", "fixture_broken_plugin", BROKEN_PLUGIN,
+        [KERNEL_RANGE, RUNTIME_RANGE], extra_modules={"fixture_broken_env": BROKEN_ENV},
+    )  # fmt: skip
+    plugins = {p["name"]: p for p in agentenv_cli("plugin", "list", "--json").json()}
+    assert plugins["fixture-broken"]["status"] == "broken"
+    assert "nonexistent_sdk_for_the_test" in plugins["fixture-broken"]["problems"][0]["message"]
+    assert plugins["slack"]["status"] == "ok"
+    table = agentenv_cli("plugin", "list")
+    assert any(line.startswith("fixture-broken") and " broken " in line for line in table.stdout.splitlines())

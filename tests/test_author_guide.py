@@ -1,0 +1,88 @@
+"""The author guide (`docs/authoring.md`) and the hook reference (`docs/hooks.md`, generated from the hookspec
+docstrings): every hook is documented and the reference is current; the guide covers every topic an outside
+author asked about, every built-in trigger kind's `when` fields among them; the READMEs link to it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from agentenv import hookspecs
+from agentenv.contracts import TriggerKind
+from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS
+from agentenv_testing.installs import load_file_module
+
+ROOT = Path(__file__).resolve().parents[1]
+GUIDE = (ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
+
+
+def reference_module() -> ModuleType:
+    module: ModuleType = load_file_module(ROOT / "docs" / "hook_reference.py", "hook_reference")
+    return module
+
+
+def test_every_hook_is_documented_and_the_reference_is_current() -> None:
+    reference = reference_module()
+    assert reference.undocumented() == []
+    assert reference.main(["--check"]) == 0, "run ./dev python docs/hook_reference.py"
+    declared = {name for name in vars(hookspecs.AgentenvSpecs) if name.startswith("agentenv_")}
+    listed = set(re.findall(r"^### `(agentenv_\w+)\(", (ROOT / "docs" / "hooks.md").read_text(), re.MULTILINE))
+    assert listed == declared
+
+
+def test_a_hook_without_a_docstring_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    def agentenv_register_gadgets(self: object) -> list[type]:
+        raise NotImplementedError
+
+    monkeypatch.setattr(hookspecs.AgentenvSpecs, "agentenv_register_gadgets", agentenv_register_gadgets, raising=False)
+    reference = reference_module()
+    assert reference.undocumented() == ["agentenv_register_gadgets"]
+    assert reference.main(["--check"]) == 1
+
+
+@pytest.mark.parametrize(
+    "topic",
+    [
+        "The artifact file format",
+        '"data": {',
+        "ToolError(message, code=",
+        "`invalid_arguments`",
+        "@tool(read_only=True)",
+        "### Env settings",
+        "### The card description",
+        "first paragraph of the class docstring",
+        "describe_message(self, tool_name, arguments, result)",
+        "deliver_reply(self, message, sender, text)",
+        "agentenv.contracts.trigger.Message",
+        "type hints they may use",
+        "`<env>_<tool>`",
+        "did you mean phone_search_messages, slack_search_messages",
+        "Outside a world",
+        "`agentenv serve`",
+        "--start TIME",
+        "With **hatchling**",
+        "With **setuptools**",
+        "[tool.setuptools.package-data]",
+        "agentenv steps show\nregister_env_triggers",
+        "agentenv plugin new",
+        "(hooks.md)",
+    ],
+)
+def test_the_guide_covers(topic: str) -> None:
+    assert topic in GUIDE
+
+
+@pytest.mark.parametrize("kind", BUILTIN_TRIGGER_KINDS, ids=lambda kind: kind.name)
+def test_the_guide_lists_every_when_field_of_each_builtin_trigger_kind(kind: type[TriggerKind[Any]]) -> None:
+    row = next((line for line in GUIDE.splitlines() if line.startswith(f"| `{kind.name}` |")), None)
+    assert row is not None, f"no row for trigger kind {kind.name!r}"
+    for field in kind.Settings.model_fields:
+        assert f"`{field}`" in row, f"{kind.name}: `when` field {field!r} is not in the guide"
+
+
+@pytest.mark.parametrize("readme", ["README.md", "kernel/README.md", "runtime/README.md"])
+def test_the_readmes_link_to_the_guide(readme: str) -> None:
+    assert "docs/authoring.md" in (ROOT / readme).read_text(encoding="utf-8")
