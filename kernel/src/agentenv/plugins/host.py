@@ -27,7 +27,6 @@ from agentenv.plugins import problems as codes
 from agentenv.plugins.discovery import DENY_VAR, discover
 from agentenv.plugins.info import PluginInfo
 from agentenv.plugins.problems import Problem
-from agentenv.plugins.requirements import canonical
 
 T = TypeVar("T")
 SPEC_NAMES = frozenset(name for name in vars(hookspecs.AgentenvSpecs) if name.startswith("agentenv_"))
@@ -98,8 +97,12 @@ def _home(dist: str) -> str | None:
 def outranks(one: PluginInfo, other: PluginInfo) -> bool:
     """On a name two plugins claim, the one the other builds on (requires), or else the one from the kernel's own
     project (same homepage) keeps it: never the order of entry points or distributions."""
-    homes = [_home(dist) for dist in (one.dist, "agentenv-kernel", other.dist)] if one.dist != other.dist else [None]
-    return canonical(one.dist) in {r.name for r in other.requirements()} or None is not homes[0] == homes[1] != homes[2]
+    from agentenv.plugins.requirements import canonical  # packaging: not on the start path
+
+    if canonical(one.dist) in {r.name for r in other.requirements()}:
+        return True
+    kernel_home = _home("agentenv-kernel") if one.dist != other.dist else None
+    return kernel_home is not None and _home(one.dist) == kernel_home != _home(other.dist)
 
 
 class PluginHost:
