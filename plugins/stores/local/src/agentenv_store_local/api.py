@@ -1,0 +1,31 @@
+"""The public API of agentenv-store-local for other store plugins (cloud backends import only this).
+
+Every backend refuses the same keys, names and image references and matches queries with the same
+JSON equality, so records and objects stay portable between local disk and any cloud.
+"""
+
+from agentenv_store_local.document import (
+    check_limit,
+    check_names,
+    check_where,
+    dump_document,
+    json_equal,
+    matches,
+    same_document,
+)
+from agentenv_store_local.images import DIGEST, check_ref
+from agentenv_store_local.objects import check_key, check_range
+
+__all__ = [
+    "DIGEST",
+    "check_key",
+    "check_limit",
+    "check_names",
+    "check_range",
+    "check_ref",
+    "check_where",
+    "dump_document",
+    "json_equal",
+    "matches",
+    "same_document",
+]
