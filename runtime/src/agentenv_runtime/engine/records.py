@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentenv.config import Config
+from agentenv.config import Config, resolve
 from agentenv.contracts import DocumentStore, ObjectStore, kinds
 from agentenv.plugins.host import PluginHost
 
@@ -24,7 +24,32 @@ def open_store(kind: str, config: Config, host: PluginHost) -> Any:
         )
     entry = stores[key]
     settings = config.plugin_settings(entry.dist).get(kind, {})
-    return entry.obj(settings)
+    # Credentials and endpoints may be `env:`/`secret:` references; a secret store resolves only `env:` ones.
+    secrets = None if kind == "secret" else _secret_lookup(config, host)
+    field = f"plugins.{entry.dist}.{kind}"
+    return entry.obj(_resolved(settings, field, config, secrets) if isinstance(settings, dict) else settings)
+
+
+def _secret_lookup(config: Config, host: PluginHost) -> Any:
+    """`secret:` lookups through the configured secret store, opened on first use only."""
+    opened: list[Any] = []
+
+    def lookup(key: str) -> str | None:
+        if not opened:
+            opened.append(open_store("secret", config, host))
+        found: str | None = opened[0].get(key)
+        return found
+
+    return lookup
+
+
+def _resolved(settings: dict[str, Any], field: str, config: Config, secrets: Any) -> dict[str, Any]:
+    return {
+        name: _resolved(value, f"{field}.{name}", config, secrets)
+        if isinstance(value, dict)
+        else resolve(value, field=f"{field}.{name}", file=config.file, secrets=secrets)
+        for name, value in settings.items()
+    }
 
 
 class Records:

@@ -1,0 +1,80 @@
+"""The config switch: `agentenv run support-refund` records to DynamoDB and S3 because the config says so,
+and a second machine (another config dir, same moto server) reads the same runs back."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import boto3
+from agentenv_testing.services import LoopbackService
+
+
+def config_dir(root: Path, table: str, bucket: str) -> Path:
+    """A machine's `.agentenv/config.toml` naming the AWS stores; the endpoint is an `env:` reference."""
+    (root / ".agentenv").mkdir(parents=True)
+    (root / ".agentenv" / "config.toml").write_text(
+        "[store]\n"
+        'document = "dynamodb"\n'
+        'object = "s3"\n'
+        "[plugins.agentenv-aws.document]\n"
+        f'table = "{table}"\n'
+        'endpoint_url = "env:AGENTENV_TEST_AWS_ENDPOINT"\n'
+        "[plugins.agentenv-aws.object]\n"
+        f'bucket = "{bucket}"\n'
+        'prefix = "agentenv/"\n'
+        "create_bucket = true\n"
+        'endpoint_url = "env:AGENTENV_TEST_AWS_ENDPOINT"\n'
+    )
+    return root
+
+
+def agentenv(cwd: Path, endpoint: str, *args: str) -> tuple[int, Any, str]:
+    env = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+    env |= {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "AGENTENV_TEST_AWS_ENDPOINT": endpoint}
+    done = subprocess.run(
+        [sys.executable, "-m", "agentenv", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
+    )
+    data = json.loads(done.stdout) if "--json" in args and done.stdout.strip() else done.stdout
+    return done.returncode, data, done.stderr
+
+
+def test_support_refund_records_to_dynamodb_and_s3_and_another_machine_reads_them(
+    tmp_path: Path, moto: LoopbackService
+) -> None:
+    table, bucket = f"records-{uuid.uuid4().hex[:8]}", f"objects-{uuid.uuid4().hex[:8]}"
+    laptop = config_dir(tmp_path / "laptop", table, bucket)
+    other = config_dir(tmp_path / "other", table, bucket)
+
+    code, result, stderr = agentenv(laptop, moto.url, "run", "support-refund", "--keep", "--json")
+    assert code == 0, stderr
+    task = result["tasks"][0]
+    assert task["score"] == 1.0
+    run_id = task["run_id"]
+
+    # Nothing went to local disk; the record is in DynamoDB and the blobs are in S3 under the prefix.
+    assert not (laptop / ".agentenv" / "data").exists()
+    item = boto3.client("dynamodb", endpoint_url=moto.url).get_item(
+        TableName=table, Key={"c": {"S": "runs"}, "id": {"S": run_id}}
+    )
+    assert json.loads(item["Item"]["doc"]["S"])["score"] == 1.0
+    keys = [o["Key"] for o in boto3.client("s3", endpoint_url=moto.url).list_objects_v2(Bucket=bucket)["Contents"]]
+    assert any(k.startswith(f"agentenv/runs/{run_id}/") and k.endswith(".trajectory.jsonl") for k in keys), keys
+    assert any(k.endswith(".snapshot") for k in keys), keys
+
+    code, listed, stderr = agentenv(other, moto.url, "runs", "list", "--json")
+    assert code == 0, stderr
+    assert [r["id"] for r in listed] == [run_id]
+    assert listed[0]["trajectory_digest"] == task["trajectory_digest"]
+    code, shown, stderr = agentenv(other, moto.url, "runs", "show", run_id[:8], "--json")
+    assert code == 0, stderr
+    assert shown["id"] == run_id and shown["score"] == 1.0
+    code, events, stderr = agentenv(other, moto.url, "runs", "trajectory", run_id, "--json")
+    assert code == 0, stderr
+    assert any(e.get("tool") for e in events)
+    assert not (other / ".agentenv" / "data").exists()
