@@ -1,0 +1,180 @@
+"""Firestore document store: each agentenv collection is a Firestore collection under one root document.
+
+Path: `<root>/<namespace>/<collection>/<id>`, with the collection and id percent-encoded (Firestore ids
+cannot hold '/' or be '.', '..' or `__x__`). Fields: `doc` (the document as JSON text, so any JSON value
+round-trips exactly), `seq` (write order: nanoseconds, strictly increasing within a process) and `rev`.
+Queries order by `seq` descending (Firestore's automatic single-field index) and read `page_size`
+documents a page. `put_if` writes with a precondition on the update time of the snapshot it compared, so a
+writer that raced in between makes it fail instead of being overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from typing import Any
+from urllib.parse import quote
+
+from agentenv.contracts import DocumentStore
+from agentenv_store_local.api import check_limit, check_names, check_where, dump_document, matches, same_document
+from pydantic import BaseModel, Field
+
+from agentenv_gcp._client import GcpSettings, explain
+
+
+class FirestoreSettings(GcpSettings):
+    """Settings of the `firestore` document store."""
+
+    database: str = Field("(default)", description="Firestore database id.")
+    root: str = Field("agentenv", description="Top-level collection holding agentenv's data.")
+    namespace: str = Field("records", description="Document under `root` whose sub-collections are ours.")
+    page_size: int = Field(1000, ge=1, le=10_000, description="Documents read per query page.")
+
+
+class _Clock:
+    """Strictly increasing nanosecond stamps within this process, so two quick writes never tie."""
+
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def next(self) -> int:
+        with self._lock:
+            self._last = max(time.time_ns(), self._last + 1)
+            return self._last
+
+
+_CLOCK = _Clock()
+
+
+def _segment(name: str) -> str:
+    """A Firestore-safe id for any non-empty string (the 'k' keeps '.', '..' and '__x__' out)."""
+    return "k" + quote(name, safe="")
+
+
+class FirestoreDocumentStore(DocumentStore):
+    """Run and step records as JSON documents in Firestore (native mode)."""
+
+    name = "firestore"
+    description = "JSON documents in Firestore, newest first by a write-order field."
+    Settings = FirestoreSettings
+
+    def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
+        from google.cloud import firestore
+
+        super().__init__(settings)
+        self.config = FirestoreSettings.model_validate(self.settings.model_dump())
+        options = {"api_endpoint": self.config.endpoint_url} if self.config.endpoint_url else None
+        try:
+            self._client = firestore.Client(
+                project=self.config.project,
+                database=self.config.database,
+                credentials=self.config.credentials(),
+                client_options=options,
+            )
+        except Exception as exc:
+            raise explain(exc, "Firestore client", "document", "project") from exc
+        self._root = self._client.collection(self.config.root).document(self.config.namespace)
+        self._retry = self.config.retry()
+
+    def _fail(self, exc: BaseException, what: str) -> Exception:
+        return explain(exc, f"Firestore {self.config.root}/{self.config.namespace}: {what}", "document", "project")
+
+    def _ref(self, collection: str, doc_id: str) -> Any:
+        return self._root.collection(_segment(collection)).document(_segment(doc_id))
+
+    @staticmethod
+    def _fields(text: str) -> dict[str, Any]:
+        return {"doc": text, "seq": _CLOCK.next(), "rev": uuid.uuid4().hex}
+
+    def put(self, collection: str, doc_id: str, doc: dict[str, Any]) -> None:
+        check_names(collection, doc_id)
+        fields = self._fields(dump_document(doc, collection, doc_id))
+        try:
+            self._ref(collection, doc_id).set(fields, timeout=self.config.timeout_seconds, retry=self._retry)
+        except Exception as exc:
+            raise self._fail(exc, f"put {collection}/{doc_id}") from exc
+
+    def put_if(self, collection: str, doc_id: str, doc: dict[str, Any], expected: dict[str, Any] | None) -> bool:
+        from google.api_core.exceptions import AlreadyExists, FailedPrecondition, NotFound
+
+        check_names(collection, doc_id)
+        fields = self._fields(dump_document(doc, collection, doc_id))
+        ref = self._ref(collection, doc_id)
+        try:
+            snapshot = ref.get(timeout=self.config.timeout_seconds, retry=self._retry)
+            stored = _load(snapshot.get("doc")) if snapshot.exists else None
+            if not same_document(stored, expected):
+                return False
+            if stored is None:
+                ref.create(fields, timeout=self.config.timeout_seconds, retry=self._retry)
+            else:
+                option = self._client.write_option(last_update_time=snapshot.update_time)
+                ref.update(fields, option=option, timeout=self.config.timeout_seconds, retry=self._retry)
+        except (AlreadyExists, FailedPrecondition, NotFound):
+            return False  # another writer got there first (or deleted it) since the read
+        except Exception as exc:
+            raise self._fail(exc, f"put {collection}/{doc_id}") from exc
+        return True
+
+    def get(self, collection: str, doc_id: str) -> dict[str, Any] | None:
+        check_names(collection, doc_id)
+        try:
+            snapshot = self._ref(collection, doc_id).get(
+                field_paths=["doc"], timeout=self.config.timeout_seconds, retry=self._retry
+            )
+        except Exception as exc:
+            raise self._fail(exc, f"get {collection}/{doc_id}") from exc
+        return _load(snapshot.get("doc")) if snapshot.exists else None
+
+    def query(
+        self, collection: str, where: dict[str, Any] | None = None, *, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Documents whose top-level fields equal `where` (JSON equality), most recently written first."""
+        from google.cloud import firestore
+
+        check_names(collection)
+        check_limit(limit)
+        conditions = check_where(where)
+        out: list[dict[str, Any]] = []
+        if limit == 0:
+            return out
+        page = self.config.page_size if limit is None or conditions else min(limit, self.config.page_size)
+        base = self._root.collection(_segment(collection)).order_by("seq", direction=firestore.Query.DESCENDING)
+        last = None
+        while True:
+            query = base.limit(page) if last is None else base.start_after(last).limit(page)
+            try:
+                snapshots = list(query.stream(timeout=self.config.timeout_seconds, retry=self._retry))
+            except Exception as exc:
+                raise self._fail(exc, f"query {collection}") from exc
+            for snapshot in snapshots:
+                doc = _load(snapshot.get("doc"))
+                if matches(doc, conditions):
+                    out.append(doc)
+                    if limit is not None and len(out) >= limit:
+                        return out
+            if len(snapshots) < page:
+                return out
+            last = snapshots[-1]
+
+    def delete(self, collection: str, doc_id: str) -> bool:
+        """Delete the document; whether it existed (a precondition of the one delete call)."""
+        from google.api_core.exceptions import NotFound
+
+        check_names(collection, doc_id)
+        try:
+            option = self._client.write_option(exists=True)
+            self._ref(collection, doc_id).delete(option=option, timeout=self.config.timeout_seconds, retry=self._retry)
+        except NotFound:
+            return False
+        except Exception as exc:
+            raise self._fail(exc, f"delete {collection}/{doc_id}") from exc
+        return True
+
+
+def _load(text: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(text)
+    return doc
