@@ -16,4 +16,5 @@ def agentenv_register_stores() -> list[Any]:
         ClassRef("dynamodb", "agentenv_aws.dynamodb:DynamoDocumentStore", kind="document"),
         ClassRef("s3", "agentenv_aws.s3:S3ObjectStore", kind="object"),
         ClassRef("secretsmanager", "agentenv_aws.secrets:SecretsManagerStore", kind="secret"),
+        ClassRef("ecr", "agentenv_aws.ecr:EcrImageStore", kind="image"),
     ]
