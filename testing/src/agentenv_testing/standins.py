@@ -1,20 +1,23 @@
-"""A stand-in of Google Secret Manager's REST API (v1), for tests: Secret Manager has no emulator.
+"""Stand-ins of HTTP APIs that have no emulator, for tests: Google Secret Manager's REST API (v1) and the
+Hugging Face Hub's file API.
 
-It serves what `SecretManagerServiceClient(transport="rest")` calls to create a secret, add a version and
-access one — `POST /v1/projects/P/secrets?secretId=S`, `POST /v1/projects/P/secrets/S:addVersion`,
-`GET /v1/projects/P/secrets/S/versions/V:access` — with Google's JSON error shape. Secrets live in memory.
+`SecretManagerStandIn` serves what `SecretManagerServiceClient(transport="rest")` calls to create a
+secret, add a version and access one — `POST /v1/projects/P/secrets?secretId=S`,
+`POST /v1/projects/P/secrets/S:addVersion`, `GET /v1/projects/P/secrets/S/versions/V:access` — with
+Google's JSON error shape. Secrets live in memory. `HubStandIn` is described below.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 _SECRETS = re.compile(r"/v1/projects/(?P<project>[^/]+)/secrets$")
 _ADD = re.compile(r"/v1/projects/(?P<project>[^/]+)/secrets/(?P<secret>[^/:]+):addVersion$")
@@ -114,3 +117,140 @@ class SecretManagerStandIn:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
+
+
+class HubStandIn:
+    """A stand-in of the Hugging Face Hub's HTTP API, enough for `huggingface_hub.snapshot_download`.
+
+    It serves repo info (`/api/{type}s/{repo}[/revision/{rev}]`), the file tree (`/api/{type}s/{repo}/tree/{rev}`)
+    and file downloads (`/{repo}/resolve/{rev}/{path}`, `/datasets/{repo}/resolve/...`) with the Hub's
+    `X-Repo-Commit` and `ETag` headers and its JSON error shape. `publish` adds a commit; branches move,
+    commits are immutable. Everything is in memory; `requests` counts what was asked, for cache checks.
+    """
+
+    def __init__(self) -> None:
+        self.branches: dict[tuple[str, str], dict[str, str]] = {}  # (type, repo) → branch → commit
+        self.commits: dict[str, dict[str, bytes]] = {}  # commit → path → bytes
+        self.history: dict[tuple[str, str], set[str]] = {}  # (type, repo) → every commit it ever had
+        self.requests: list[str] = []
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def publish(self, repo: str, files: dict[str, bytes], *, repo_type: str = "model", branch: str = "main") -> str:
+        """Commit `files` (the whole tree) to `branch`; the 40-hex commit id."""
+        digest = hashlib.sha1(usedforsecurity=False)
+        digest.update(f"{repo_type}/{repo}\0{len(self.commits)}\0".encode())
+        for path in sorted(files):
+            digest.update(path.encode() + b"\0" + hashlib.sha1(files[path], usedforsecurity=False).digest())
+        commit = digest.hexdigest()
+        with self.lock:
+            self.commits[commit] = dict(files)
+            self.branches.setdefault((repo_type, repo), {})[branch] = commit
+            self.history.setdefault((repo_type, repo), set()).add(commit)
+        return commit
+
+    def _resolve(self, repo_type: str, repo: str, revision: str) -> str | None:
+        with self.lock:
+            branches = self.branches.get((repo_type, repo))
+            if branches is None:
+                return None
+            if revision in branches:
+                return branches[revision]
+            return revision if revision in self.history[(repo_type, repo)] else None
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                """Quiet."""
+
+            def _send(self, status: int, body: bytes, headers: dict[str, str], *, head: bool = False) -> None:
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if not head:
+                    self.wfile.write(body)
+
+            def _error(self, status: int, message: str, code: str, *, head: bool = False) -> None:
+                body = json.dumps({"error": message}).encode()
+                self._send(status, body, {"Content-Type": "application/json", "X-Error-Code": code}, head=head)
+
+            def _serve(self, head: bool) -> None:
+                path = unquote(urlsplit(self.path).path)
+                hub.requests.append(f"{self.command} {path}")
+                api = r"/api/(models|datasets|spaces)/([^/]+/[^/]+)(?:/(revision|tree)/([^/]+))?"
+                if match := re.fullmatch(api, path):
+                    kind, repo, what, revision = match.groups()
+                    what, revision = what or "revision", revision or "main"
+                    commit = hub._resolve(kind[:-1], repo, revision)
+                    if commit is None:
+                        return self._missing(kind[:-1], repo, head)
+                    files = hub.commits[commit]
+                    if what == "revision":
+                        info = {"id": repo, "sha": commit, "siblings": [{"rfilename": p} for p in sorted(files)]}
+                        return self._send(
+                            200, json.dumps(info).encode(), {"Content-Type": "application/json"}, head=head
+                        )
+                    tree = [
+                        {"type": "file", "path": p, "size": len(data), "oid": _git_blob_id(data)}
+                        for p, data in sorted(files.items())
+                    ]
+                    return self._send(200, json.dumps(tree).encode(), {"Content-Type": "application/json"}, head=head)
+                if match := re.fullmatch(r"/(?:(datasets|spaces)/)?([^/]+/[^/]+)/resolve/([^/]+)/(.+)", path):
+                    kind, repo, revision, file_path = match.groups()
+                    repo_type = (kind or "models")[:-1]
+                    commit = hub._resolve(repo_type, repo, revision)
+                    if commit is None:
+                        return self._missing(repo_type, repo, head)
+                    data = hub.commits[commit].get(file_path)
+                    if data is None:
+                        return self._error(404, f"{file_path} does not exist at {revision}", "EntryNotFound", head=head)
+                    headers = {"X-Repo-Commit": commit, "ETag": f'"{_git_blob_id(data)}"'}
+                    return self._send(200, data, {**headers, "Content-Type": "application/octet-stream"}, head=head)
+                return self._error(404, f"no such route: {path}", "RepoNotFound", head=head)
+
+            def _missing(self, repo_type: str, repo: str, head: bool) -> None:
+                with hub.lock:
+                    known = (repo_type, repo) in hub.branches
+                if known:
+                    self._error(404, f"Invalid rev id for {repo}", "RevisionNotFound", head=head)
+                else:
+                    self._error(404, f"Repository {repo} not found", "RepoNotFound", head=head)
+
+            def do_GET(self) -> None:
+                self._serve(head=False)
+
+            def do_HEAD(self) -> None:
+                self._serve(head=True)
+
+        return Handler
+
+    def start(self) -> HubStandIn:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> HubStandIn:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+
+def _git_blob_id(data: bytes) -> str:
+    """The git blob id the Hub reports as a file's `oid` and ETag (for files not stored in LFS)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
