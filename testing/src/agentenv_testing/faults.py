@@ -17,9 +17,10 @@ import http.client
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
+
+from agentenv_testing.services import ThreadedHttpServer
 
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
 
@@ -33,7 +34,7 @@ class Fault:
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/plain"})
 
 
-class FaultProxy:
+class FaultProxy(ThreadedHttpServer):
     """A reverse proxy on 127.0.0.1 that fails the next N requests with a `Fault`, then forwards again."""
 
     def __init__(self, upstream: str) -> None:
@@ -46,13 +47,7 @@ class FaultProxy:
         self.injected = 0
         self.forwarded = 0
         self.arrivals: list[float] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        super().__init__()
 
     def fail_next(self, count: int, fault: Fault | None = None) -> None:
         """Answer the next `count` requests with `fault` (503 by default) instead of forwarding them."""
@@ -121,17 +116,3 @@ class FaultProxy:
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_PATCH = _relay
 
         return Handler
-
-    def start(self) -> FaultProxy:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> FaultProxy:
-        return self.start()
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()

@@ -14,29 +14,24 @@ import hashlib
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from agentenv_testing.services import ThreadedHttpServer
 
 _SECRETS = re.compile(r"/v1/projects/(?P<project>[^/]+)/secrets$")
 _ADD = re.compile(r"/v1/projects/(?P<project>[^/]+)/secrets/(?P<secret>[^/:]+):addVersion$")
 _ACCESS = re.compile(r"/v1/projects/(?P<project>[^/]+)/secrets/(?P<secret>[^/:]+)/versions/(?P<version>[^/:]+):access$")
 
 
-class SecretManagerStandIn:
+class SecretManagerStandIn(ThreadedHttpServer):
     """An in-memory Secret Manager REST server on 127.0.0.1; `url` is its endpoint."""
 
     def __init__(self) -> None:
         self.versions: dict[str, list[bytes]] = {}  # projects/P/secrets/S → payloads, version n at n-1
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__()
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         standin = self
@@ -104,22 +99,8 @@ class SecretManagerStandIn:
 
         return Handler
 
-    def start(self) -> SecretManagerStandIn:
-        self.thread.start()
-        return self
 
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def __enter__(self) -> SecretManagerStandIn:
-        return self.start()
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
-
-
-class HubStandIn:
+class HubStandIn(ThreadedHttpServer):
     """A stand-in of the Hugging Face Hub's HTTP API, enough for `huggingface_hub.snapshot_download`.
 
     It serves repo info (`/api/{type}s/{repo}[/revision/{rev}]`), the file tree (`/api/{type}s/{repo}/tree/{rev}`)
@@ -134,13 +115,7 @@ class HubStandIn:
         self.history: dict[tuple[str, str], set[str]] = {}  # (type, repo) → every commit it ever had
         self.requests: list[str] = []
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        super().__init__()
 
     def publish(self, repo: str, files: dict[str, bytes], *, repo_type: str = "model", branch: str = "main") -> str:
         """Commit `files` (the whole tree) to `branch`; the 40-hex commit id."""
@@ -235,20 +210,6 @@ class HubStandIn:
                 self._serve(head=True)
 
         return Handler
-
-    def start(self) -> HubStandIn:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def __enter__(self) -> HubStandIn:
-        return self.start()
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
 
 
 def _git_blob_id(data: bytes) -> str:

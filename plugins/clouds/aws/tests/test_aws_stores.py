@@ -141,4 +141,5 @@ def test_plugin_registers_the_backends() -> None:
         ("document", "dynamodb"),
         ("object", "s3"),
         ("secret", "secretsmanager"),
+        ("image", "ecr"),
     }

@@ -10,13 +10,19 @@ machines within the same clock skew may list in either order.
 from __future__ import annotations
 
 import json
-import threading
-import time
 import uuid
 from typing import Any
 
 from agentenv.contracts import DocumentStore
-from agentenv_store_local.api import check_limit, check_names, check_where, dump_document, matches, same_document
+from agentenv_store_local.api import (
+    check_limit,
+    check_names,
+    check_where,
+    dump_document,
+    matches,
+    next_write_stamp,
+    same_document,
+)
 from pydantic import BaseModel, Field
 
 from agentenv_aws._client import AwsSettings, client, error_code, explain
@@ -30,22 +36,6 @@ class DynamoSettings(AwsSettings):
     table: str = Field("agentenv-records", description="Table holding every collection.")
     create_table: bool = Field(True, description="Create the table (on-demand billing) when it does not exist.")
     page_size: int = Field(1000, ge=1, le=10_000, description="Items read per Query page.")
-
-
-class _Clock:
-    """Strictly increasing nanosecond stamps within this process, so two quick writes never tie."""
-
-    def __init__(self) -> None:
-        self._last = 0
-        self._lock = threading.Lock()
-
-    def next(self) -> int:
-        with self._lock:
-            self._last = max(time.time_ns(), self._last + 1)
-            return self._last
-
-
-_CLOCK = _Clock()
 
 
 class DynamoDocumentStore(DocumentStore):
@@ -104,7 +94,7 @@ class DynamoDocumentStore(DocumentStore):
             "c": {"S": collection},
             "id": {"S": doc_id},
             "doc": {"S": text},
-            "seq": {"N": str(_CLOCK.next())},
+            "seq": {"N": str(next_write_stamp())},
             "rev": {"S": uuid.uuid4().hex},
         }
 

@@ -11,14 +11,20 @@ writer that raced in between makes it fail instead of being overwritten.
 from __future__ import annotations
 
 import json
-import threading
-import time
 import uuid
 from typing import Any
 from urllib.parse import quote
 
 from agentenv.contracts import DocumentStore
-from agentenv_store_local.api import check_limit, check_names, check_where, dump_document, matches, same_document
+from agentenv_store_local.api import (
+    check_limit,
+    check_names,
+    check_where,
+    dump_document,
+    matches,
+    next_write_stamp,
+    same_document,
+)
 from pydantic import BaseModel, Field
 
 from agentenv_gcp._client import GcpSettings, explain
@@ -31,22 +37,6 @@ class FirestoreSettings(GcpSettings):
     root: str = Field("agentenv", description="Top-level collection holding agentenv's data.")
     namespace: str = Field("records", description="Document under `root` whose sub-collections are ours.")
     page_size: int = Field(1000, ge=1, le=10_000, description="Documents read per query page.")
-
-
-class _Clock:
-    """Strictly increasing nanosecond stamps within this process, so two quick writes never tie."""
-
-    def __init__(self) -> None:
-        self._last = 0
-        self._lock = threading.Lock()
-
-    def next(self) -> int:
-        with self._lock:
-            self._last = max(time.time_ns(), self._last + 1)
-            return self._last
-
-
-_CLOCK = _Clock()
 
 
 def _segment(name: str) -> str:
@@ -87,7 +77,7 @@ class FirestoreDocumentStore(DocumentStore):
 
     @staticmethod
     def _fields(text: str) -> dict[str, Any]:
-        return {"doc": text, "seq": _CLOCK.next(), "rev": uuid.uuid4().hex}
+        return {"doc": text, "seq": next_write_stamp(), "rev": uuid.uuid4().hex}
 
     def put(self, collection: str, doc_id: str, doc: dict[str, Any]) -> None:
         check_names(collection, doc_id)

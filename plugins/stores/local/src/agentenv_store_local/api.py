@@ -15,6 +15,7 @@ from agentenv_store_local.document import (
 )
 from agentenv_store_local.images import DIGEST, check_ref
 from agentenv_store_local.objects import check_key, check_range
+from agentenv_store_local.order import next_write_stamp
 
 __all__ = [
     "DIGEST",
@@ -27,5 +28,6 @@ __all__ = [
     "dump_document",
     "json_equal",
     "matches",
+    "next_write_stamp",
     "same_document",
 ]
