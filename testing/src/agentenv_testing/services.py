@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -146,3 +147,32 @@ class ThreadedHttpServer:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
+
+
+def docker_registry(root: Path) -> LoopbackService | None:
+    """Debian's `docker-registry` (the CNCF distribution registry) with its own config and filesystem storage
+    under `root`, on a free loopback port (not started yet); None when it is not installed."""
+    binary = shutil.which("docker-registry")
+    if binary is None:
+        return None
+    port = free_port()
+    config = root / "config.yml"
+    root.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        "version: 0.1\n"
+        "log:\n  level: warn\n"
+        f"storage:\n  filesystem:\n    rootdirectory: {root / 'data'}\n  delete:\n    enabled: true\n"
+        f"http:\n  addr: 127.0.0.1:{port}\n"
+    )
+    return LoopbackService([binary, "serve", str(config)], log=root / "registry.log", port=port, ready_path="/v2/")
+
+
+def docker_engine_problem() -> str | None:
+    """Why `docker info` fails here (no engine, no permission), or None when the engine answers."""
+    try:
+        done = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"`docker info` failed: {exc}"
+    if done.returncode != 0:
+        return f"`docker info` failed: {(done.stderr or done.stdout).strip()[-300:]}"
+    return None

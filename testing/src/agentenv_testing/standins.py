@@ -1,5 +1,5 @@
-"""Stand-ins of HTTP APIs that have no emulator, for tests: Google Secret Manager's REST API (v1) and the
-Hugging Face Hub's file API.
+"""Stand-ins of HTTP APIs that have no emulator, for tests: Google Secret Manager's and Artifact Registry's
+REST APIs (v1) and the Hugging Face Hub's file API.
 
 `SecretManagerStandIn` serves what `SecretManagerServiceClient(transport="rest")` calls to create a
 secret, add a version and access one — `POST /v1/projects/P/secrets?secretId=S`,
@@ -25,6 +25,31 @@ _ADD = re.compile(r"/v1/projects/(?P<project>[^/]+)/secrets/(?P<secret>[^/:]+):a
 _ACCESS = re.compile(r"/v1/projects/(?P<project>[^/]+)/secrets/(?P<secret>[^/:]+)/versions/(?P<version>[^/:]+):access$")
 
 
+class _JsonHandler(BaseHTTPRequestHandler):
+    """Request handling the Google stand-ins share: JSON bodies in and out, Google's error shape."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet: test output is not the place for an access log."""
+
+    def _send(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, reason: str, message: str) -> None:
+        self._send(status, {"error": {"code": status, "message": message, "status": reason}})
+
+    def _json(self) -> dict[str, Any]:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        found: dict[str, Any] = json.loads(raw or b"{}")
+        return found
+
+
 class SecretManagerStandIn(ThreadedHttpServer):
     """An in-memory Secret Manager REST server on 127.0.0.1; `url` is its endpoint."""
 
@@ -36,28 +61,7 @@ class SecretManagerStandIn(ThreadedHttpServer):
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         standin = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                """Quiet."""
-
-            def _send(self, status: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _error(self, status: int, reason: str, message: str) -> None:
-                self._send(status, {"error": {"code": status, "message": message, "status": reason}})
-
-            def _json(self) -> dict[str, Any]:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                found: dict[str, Any] = json.loads(raw or b"{}")
-                return found
-
+        class Handler(_JsonHandler):
             def do_POST(self) -> None:
                 url = urlsplit(self.path)
                 body = self._json()
@@ -215,3 +219,72 @@ class HubStandIn(ThreadedHttpServer):
 def _git_blob_id(data: bytes) -> str:
     """The git blob id the Hub reports as a file's `oid` and ETag (for files not stored in LFS)."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+class ArtifactRegistryStandIn(ThreadedHttpServer):
+    """A stand-in of Artifact Registry's REST API (v1) for docker tags, for tests: Artifact Registry has no emulator.
+
+    It serves what `ArtifactRegistryClient(transport="rest")` calls to tag images and list them — list packages
+    of a repository, list/get/create/update tags of a package — keeping tags in memory. Image data is not its
+    business: tests pair it with a real registry (Debian's docker-registry), as Artifact Registry itself pairs
+    its API with its registry endpoint. Paths are URL-decoded once, as Google's front end does, so a package id
+    holding '%2F' (an image name with '/') arrives as the client meant it.
+    """
+
+    def __init__(self) -> None:
+        self.tags: dict[str, dict[str, str]] = {}  # package resource name → tag id → version resource name
+        self.lock = threading.Lock()
+        super().__init__()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        registry = self
+        repo = r"projects/[^/]+/locations/[^/]+/repositories/[^/]+"
+
+        class Handler(_JsonHandler):
+            def do_GET(self) -> None:
+                path = unquote(urlsplit(self.path).path).removeprefix("/v1/")
+                if re.fullmatch(f"{repo}/packages", path):
+                    parent = path.removesuffix("/packages")
+                    with registry.lock:
+                        names = sorted(p for p in registry.tags if p.startswith(parent + "/packages/"))
+                    return self._send(200, {"packages": [{"name": n} for n in names]})
+                if match := re.fullmatch(f"({repo}/packages/[^/]+)/tags(?:/([^/]+))?", path):
+                    package, tag = match.groups()
+                    with registry.lock:
+                        tags = dict(registry.tags.get(package, {}))
+                    if tag is None:
+                        listed = [{"name": f"{package}/tags/{t}", "version": v} for t, v in sorted(tags.items())]
+                        return self._send(200, {"tags": listed})
+                    if tag not in tags:
+                        return self._error(404, "NOT_FOUND", f"Requested entity was not found: {path}")
+                    return self._send(200, {"name": path, "version": tags[tag]})
+                return self._error(404, "NOT_FOUND", f"no such method: GET {path}")
+
+            def do_POST(self) -> None:
+                url = urlsplit(self.path)
+                path, body = unquote(url.path).removeprefix("/v1/"), self._json()
+                match = re.fullmatch(f"({repo}/packages/[^/]+)/tags", path)
+                tag = parse_qs(url.query).get("tagId", [""])[0]
+                if not match or not tag:
+                    return self._error(400, "INVALID_ARGUMENT", f"POST {path}: expected …/packages/P/tags?tagId=T")
+                with registry.lock:
+                    tags = registry.tags.setdefault(match[1], {})
+                    if tag in tags:
+                        return self._error(409, "ALREADY_EXISTS", f"tag {tag} already exists")
+                    tags[tag] = str(body.get("version", ""))
+                return self._send(200, {"name": f"{match[1]}/tags/{tag}", "version": tags[tag]})
+
+            def do_PATCH(self) -> None:
+                path, body = unquote(urlsplit(self.path).path).removeprefix("/v1/"), self._json()
+                match = re.fullmatch(f"({repo}/packages/[^/]+)/tags/([^/]+)", path)
+                if not match:
+                    return self._error(404, "NOT_FOUND", f"no such method: PATCH {path}")
+                with registry.lock:
+                    tags = registry.tags.get(match[1], {})
+                    if match[2] not in tags:
+                        return self._error(404, "NOT_FOUND", f"Requested entity was not found: {path}")
+                    tags[match[2]] = str(body.get("version", tags[match[2]]))
+                    version = tags[match[2]]
+                return self._send(200, {"name": path, "version": version})
+
+        return Handler

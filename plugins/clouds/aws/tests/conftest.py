@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentenv_testing.services import LoopbackService, free_port
+from agentenv_testing.services import LoopbackService, docker_engine_problem, docker_registry
 
 FAKE_CHAIN = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -43,32 +42,17 @@ def moto(aws_chain: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
 
 @pytest.fixture(scope="session")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackService]:
-    """Debian's `docker-registry` (the CNCF distribution registry) with its own config on a free loopback port:
-    it holds the image data that the ECR API (moto) names."""
-    binary = shutil.which("docker-registry")
-    if binary is None:
+    """Debian's docker-registry on a free loopback port: it holds the image data that the ECR API (moto) names."""
+    service = docker_registry(tmp_path_factory.mktemp("registry"))
+    if service is None:
         pytest.skip("docker-registry is not installed (apt-get install docker-registry; .ci/run installs it)")
-    root = tmp_path_factory.mktemp("registry")
-    port = free_port()
-    config = root / "config.yml"
-    config.write_text(
-        "version: 0.1\n"
-        "log:\n  level: warn\n"
-        f"storage:\n  filesystem:\n    rootdirectory: {root / 'data'}\n  delete:\n    enabled: true\n"
-        f"http:\n  addr: 127.0.0.1:{port}\n"
-    )
-    with LoopbackService(
-        [binary, "serve", str(config)], log=root / "registry.log", port=port, ready_path="/v2/"
-    ) as svc:
-        yield svc
+    with service:
+        yield service
 
 
 @pytest.fixture(scope="session")
 def docker_engine() -> None:
     """Skip when no Docker engine answers (the ECR store imports, pushes and pulls through it)."""
-    try:
-        import docker
-
-        docker.from_env().ping()
-    except Exception as exc:
-        pytest.skip(f"no Docker engine answers: {exc}")
+    problem = docker_engine_problem()
+    if problem:
+        pytest.skip(problem)

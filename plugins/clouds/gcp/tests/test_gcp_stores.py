@@ -139,6 +139,7 @@ def test_plugin_registers_the_backends() -> None:
         ("document", "firestore"),
         ("object", "gcs"),
         ("secret", "secretmanager"),
+        ("image", "artifactregistry"),
     }
 
 

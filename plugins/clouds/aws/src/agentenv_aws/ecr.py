@@ -1,8 +1,9 @@
 """ECR image store: image archives as single-layer images in ECR repositories, tags through the ECR API.
 
 An archive stored under `name:tag` becomes an image in the repository `<repository_prefix><name>`: one
-layer holding the archive as the file `/archive`, labelled with the archive's SHA-256. The docker SDK
-imports it into the Docker engine, pushes it to the registry endpoint and pulls it back; repositories,
+layer holding the archive as the file `/archive`, labelled with the archive's SHA-256 (agentenv-docker's
+`push_archive`/`pull_archive`: the docker SDK imports it into the Docker engine, pushes it to the registry
+endpoint and pulls it back); repositories,
 tags and listings go through the ECR API (`create_repository`, `put_image`, `describe_images`,
 `list_images`). Each archive is also tagged `sha256-<hex>`, so `get("sha256:<hex>")` finds it by content.
 
@@ -13,10 +14,6 @@ docker SDK in) unless `registry_url` names another one, such as a local registry
 from __future__ import annotations
 
 import base64
-import contextlib
-import hashlib
-import io
-import tarfile
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,7 +23,6 @@ from pydantic import BaseModel, Field
 
 from agentenv_aws._client import AwsSettings, client, error_code, explain
 
-LABEL = "org.agentenv.archive.sha256"
 _MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 _MISSING = {"ImageNotFoundException", "RepositoryNotFoundException"}
 
@@ -113,33 +109,23 @@ class EcrImageStore(ImageStore):
     # -- contract -------------------------------------------------------------------------------------
 
     def put(self, ref: str, data: bytes) -> str:
-        """Import the archive as an image, push it under its tag and its content tag, record both in ECR."""
+        """Push the archive under its tag and its content tag, then record both tags in ECR."""
+        from agentenv_docker.api import archive_digest, content_tag, push_archive
+
         check_ref(ref, allow_digest=False)
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"image {ref!r} must be bytes, got {type(data).__name__}")
         payload = bytes(data)
-        digest = "sha256:" + hashlib.sha256(payload).hexdigest()
+        digest = archive_digest(payload)
         repository, tag = self._split(ref)
         self._ensure_repository(repository)
         _, host, auth = self._endpoint()
-        docker = self._docker()
-        target = f"{host}/{repository}"
-        content_tag = digest.replace(":", "-")
+        tags = [tag, content_tag(digest)]
         try:
-            docker.api.import_image_from_data(
-                _layer(payload), repository=target, tag=tag, changes=[f"LABEL {LABEL}={digest}", 'CMD ["/archive"]']
-            )
-            docker.api.tag(f"{target}:{tag}", target, tag=content_tag)
-            for each in (tag, content_tag):
-                _pushed(
-                    docker.api.push(target, tag=each, auth_config=auth, stream=True, decode=True), f"{target}:{each}"
-                )
+            push_archive(self._docker(), f"{host}/{repository}", tags, payload, auth)
         except Exception as exc:
             raise self._fail(exc, f"push {ref!r} to {host}") from exc
-        finally:
-            for each in (tag, content_tag):
-                _drop_local(docker, f"{target}:{each}")
-        for each in (tag, content_tag):
+        for each in tags:
             self._record(repository, each)
         return digest
 
@@ -163,7 +149,9 @@ class EcrImageStore(ImageStore):
                 raise self._fail(exc, f"tag {repository}:{tag}") from exc
 
     def get(self, ref: str) -> bytes:
-        """Pull the image and read `/archive` out of it; KeyError when ECR has no such tag or content."""
+        """Pull the image and read the archive out of it; KeyError when ECR has no such tag or content."""
+        from agentenv_docker.api import pull_archive
+
         if check_ref(ref) == "digest":
             repository, tag = self._find_content(ref)
         else:
@@ -171,25 +159,10 @@ class EcrImageStore(ImageStore):
             if not self._has_tag(repository, tag):
                 raise KeyError(ref)
         _, host, auth = self._endpoint()
-        docker = self._docker()
-        target = f"{host}/{repository}"
-        container = None
         try:
-            image = docker.images.pull(target, tag=tag, auth_config=auth)
-            container = docker.containers.create(image.id, command=["/archive"])
-            stream, _ = container.get_archive("/archive")
-            payload = _archive_file(b"".join(stream))
-            expected = image.labels.get(LABEL)
+            return pull_archive(self._docker(), f"{host}/{repository}", tag, auth)
         except Exception as exc:
             raise self._fail(exc, f"pull {ref!r} from {host}") from exc
-        finally:
-            if container is not None:
-                container.remove(force=True)
-            _drop_local(docker, f"{target}:{tag}")
-        actual = "sha256:" + hashlib.sha256(payload).hexdigest()
-        if expected != actual:
-            raise self._fail(ValueError(f"content is {actual}, its label says {expected}"), f"image {ref!r}")
-        return payload
 
     def _has_tag(self, repository: str, tag: str) -> bool:
         try:
@@ -212,7 +185,9 @@ class EcrImageStore(ImageStore):
             raise self._fail(exc, "list repositories") from exc
 
     def _find_content(self, digest: str) -> tuple[str, str]:
-        tag = digest.replace(":", "-")
+        from agentenv_docker.api import content_tag
+
+        tag = content_tag(digest)
         for repository in self._repositories():
             if self._has_tag(repository, tag):
                 return repository, tag
@@ -234,35 +209,3 @@ class EcrImageStore(ImageStore):
             except Exception as exc:
                 raise self._fail(exc, f"list images of {repository!r}") from exc
         return sorted(refs)
-
-
-def _layer(payload: bytes) -> bytes:
-    """A filesystem tarball holding `payload` as the file `archive` (the image's only layer)."""
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w") as tar:
-        info = tarfile.TarInfo("archive")
-        info.size = len(payload)
-        info.mode = 0o444
-        tar.addfile(info, io.BytesIO(payload))
-    return out.getvalue()
-
-
-def _archive_file(tar_bytes: bytes) -> bytes:
-    with tarfile.open(fileobj=io.BytesIO(tar_bytes)) as tar:
-        member = tar.extractfile("archive")
-        if member is None:
-            raise ValueError("the image holds no /archive file")
-        return member.read()
-
-
-def _drop_local(docker: Any, image: str) -> None:
-    """Remove the engine's local copy: only a cache of the registry, so failing to remove it is harmless."""
-    with contextlib.suppress(Exception):
-        docker.api.remove_image(image, force=True)
-
-
-def _pushed(progress: Any, target: str) -> None:
-    """Raise when the push's progress stream reports an error (the docker SDK does not raise itself)."""
-    for event in progress:
-        if isinstance(event, dict) and event.get("error"):
-            raise RuntimeError(f"push of {target} failed: {event['error']}")

@@ -9,11 +9,12 @@ from agentenv.hookspecs import hookimpl
 
 @hookimpl
 def agentenv_register_stores() -> list[Any]:
-    """`firestore` documents, `gcs` objects and `secretmanager` secrets."""
+    """`firestore` documents, `gcs` objects, `secretmanager` secrets and `artifactregistry` images."""
     from agentenv.contracts.ref import ClassRef
 
     return [
         ClassRef("firestore", "agentenv_gcp.firestore:FirestoreDocumentStore", kind="document"),
         ClassRef("gcs", "agentenv_gcp.gcs:GcsObjectStore", kind="object"),
         ClassRef("secretmanager", "agentenv_gcp.secrets:SecretManagerStore", kind="secret"),
+        ClassRef("artifactregistry", "agentenv_gcp.artifacts:ArtifactRegistryImageStore", kind="image"),
     ]
