@@ -15,14 +15,14 @@ import boto3
 from agentenv_testing.services import LoopbackService
 
 
-def config_dir(root: Path, table: str, bucket: str) -> Path:
-    """A machine's `.agentenv/config.toml` naming the AWS stores; the endpoint is an `env:` reference."""
+def config_dir(root: Path, table: str, bucket: str, images: str = "") -> Path:
+    """A machine's `.agentenv/config.toml` naming the AWS stores; the endpoint is an `env:` reference. `images`
+    (settings of the `ecr` store) also makes ECR the image store."""
     (root / ".agentenv").mkdir(parents=True)
     (root / ".agentenv" / "config.toml").write_text(
         "[store]\n"
         'document = "dynamodb"\n'
-        'object = "s3"\n'
-        "[plugins.agentenv-aws.document]\n"
+        'object = "s3"\n' + ('image = "ecr"\n' if images else "") + "[plugins.agentenv-aws.document]\n"
         f'table = "{table}"\n'
         'endpoint_url = "env:AGENTENV_TEST_AWS_ENDPOINT"\n'
         "[plugins.agentenv-aws.object]\n"
@@ -30,6 +30,7 @@ def config_dir(root: Path, table: str, bucket: str) -> Path:
         'prefix = "agentenv/"\n'
         "create_bucket = true\n"
         'endpoint_url = "env:AGENTENV_TEST_AWS_ENDPOINT"\n'
+        + (f"[plugins.agentenv-aws.image]\n{images}" if images else "")
     )
     return root
 
@@ -78,3 +79,44 @@ def test_support_refund_records_to_dynamodb_and_s3_and_another_machine_reads_the
     assert code == 0, stderr
     assert any(e.get("tool") for e in events)
     assert not (other / ".agentenv" / "data").exists()
+
+
+def test_registry_on_aws_stores_push_here_run_there(
+    tmp_path: Path, moto: LoopbackService, registry: LoopbackService, docker_engine: None
+) -> None:
+    """The registry on DynamoDB, S3 and ECR: push a bundle and an env image on one machine, run and pull on another."""
+    table, bucket = f"records-{uuid.uuid4().hex[:8]}", f"objects-{uuid.uuid4().hex[:8]}"
+    images = (
+        f'repository_prefix = "t{uuid.uuid4().hex[:8]}/"\n'
+        'endpoint_url = "env:AGENTENV_TEST_AWS_ENDPOINT"\n'
+        f'registry_url = "{registry.url}"\n'
+    )
+    laptop = config_dir(tmp_path / "laptop", table, bucket, images)
+    cluster = config_dir(tmp_path / "cluster", table, bucket, images)
+
+    code, pushed, stderr = agentenv(
+        laptop, moto.url, "registry", "push", "bundle", "support-refund", "--version", "2.0.0", "--json"
+    )
+    assert code == 0, stderr
+    assert pushed["new"] is True and pushed["digest"].startswith("sha256:")
+    archive = tmp_path / "world.image.tar"
+    archive.write_bytes(b"a served-world image archive (docker save output)")
+    code, env_pushed, stderr = agentenv(
+        laptop, moto.url, "registry", "push", "env", str(archive), "--name", "support-desk", "--version", "1", "--json"
+    )
+    assert code == 0, stderr
+
+    code, listed, stderr = agentenv(cluster, moto.url, "registry", "list", "--json")
+    assert code == 0, stderr
+    assert {(e["kind"], e["name"], e["version"]) for e in listed} == {
+        ("bundle", "support-refund", "2.0.0"),
+        ("env", "support-desk", "1"),
+    }
+    code, result, stderr = agentenv(cluster, moto.url, "run", "registry://support-refund@2.0.0", "--json")
+    assert code == 0, stderr
+    assert result["tasks"][0]["score"] == 1.0
+    code, pulled, stderr = agentenv(
+        cluster, moto.url, "registry", "pull", "env", f"support-desk@{env_pushed['digest']}", "--json"
+    )
+    assert code == 0, stderr
+    assert Path(pulled["path"]).read_bytes() == archive.read_bytes()
