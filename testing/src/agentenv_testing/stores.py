@@ -76,25 +76,33 @@ class _FaultsMixin:
 
     A subclass returns its emulator's URL from `upstream_url` and builds a store on another endpoint in
     `make_store_at`; the kit puts a `FaultProxy` between them. Local backends have no such path, so the
-    test is skipped for them.
+    test is skipped for them. A store on another protocol overrides `fault_proxy` (the Firestore tests use a gRPC
+    proxy).
     """
 
     throttle: Fault = Fault(429, b"Too Many Requests")
     """What the service answers when it throttles (S3: 503 SlowDown; DynamoDB: 400 ThrottlingException)."""
 
     def upstream_url(self) -> str | None:
-        """The emulator's http://HOST:PORT; None when the store talks to no HTTP service."""
+        """The emulator's address (http://HOST:PORT for the default proxy); None when the store talks to no service."""
         return None
 
     def make_store_at(self, tmp_path: Path, endpoint: str) -> Any:
         """An empty store talking to `endpoint` instead of the emulator; override with `upstream_url`."""
         raise NotImplementedError(f"{type(self).__name__} must define make_store_at(self, tmp_path, endpoint)")
 
-    def _faulty(self, tmp_path: Path) -> tuple[Any, FaultProxy]:
+    def fault_proxy(self, upstream: str) -> Any:
+        """The proxy to put in front of `upstream` (not started): HTTP/1.1 by default. A store that speaks another
+        protocol (gRPC) returns a proxy with the same `url`, `fail_next`, `injected`, `start` and `stop`."""
+        return FaultProxy(upstream)
+
+    def _faulty(self, tmp_path: Path) -> tuple[Any, Any]:
         upstream = self.upstream_url()
         if upstream is None:
-            raise unittest.SkipTest(f"{type(self).__name__}: the store talks to no HTTP service to inject faults into")
-        proxy = FaultProxy(upstream).start()
+            raise unittest.SkipTest(
+                f"{type(self).__name__}: the store talks to no network service to inject faults into"
+            )
+        proxy = self.fault_proxy(upstream).start()
         return self.make_store_at(tmp_path, proxy.url), proxy
 
 

@@ -15,6 +15,8 @@ from agentenv_testing.standins import ArtifactRegistryStandIn, SecretManagerStan
 
 PROJECT = "agentenv-test"
 
+sys.path.insert(0, str(Path(__file__).parent))  # the tests import grpc_faults (pytest runs in importlib mode)
+
 
 def _gcloud_firestore() -> str | None:
     """Why the Firestore emulator cannot run here (None: it can)."""

@@ -3,6 +3,7 @@ stand-in: the store conformance kits plus Google-specific behaviour."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,6 +14,7 @@ from agentenv_gcp._client import GcpStoreError
 from agentenv_gcp.firestore import FirestoreDocumentStore
 from agentenv_gcp.gcs import GcsObjectStore
 from agentenv_gcp.secrets import SecretManagerStore
+from agentenv_testing.faults import Fault
 from agentenv_testing.services import LoopbackService
 from agentenv_testing.standins import SecretManagerStandIn
 from agentenv_testing.stores import DocumentStoreConformance, ObjectStoreConformance, SecretStoreConformance
@@ -26,12 +28,31 @@ def fresh(prefix: str) -> str:
 
 
 class TestFirestoreDocumentConformance(DocumentStoreConformance):
+    throttle = Fault(429)
+
     @pytest.fixture(autouse=True)
     def _emulator(self, firestore_emulator: LoopbackService) -> None:
         """Every test here talks to the one Firestore emulator (through FIRESTORE_EMULATOR_HOST)."""
 
     def make_store(self, tmp_path: Path) -> FirestoreDocumentStore:
         return FirestoreDocumentStore({"project": PROJECT, "namespace": fresh("records")})
+
+    def upstream_url(self) -> str:
+        return os.environ["FIRESTORE_EMULATOR_HOST"]
+
+    def fault_proxy(self, upstream: str) -> Any:
+        from grpc_faults import GrpcFaultProxy
+
+        return GrpcFaultProxy(upstream)
+
+    def make_store_at(self, tmp_path: Path, endpoint: str) -> FirestoreDocumentStore:
+        """Google's client finds an emulator only through FIRESTORE_EMULATOR_HOST, read when it is made."""
+        saved = os.environ["FIRESTORE_EMULATOR_HOST"]
+        os.environ["FIRESTORE_EMULATOR_HOST"] = endpoint
+        try:
+            return FirestoreDocumentStore({"project": PROJECT, "namespace": fresh("faults")})
+        finally:
+            os.environ["FIRESTORE_EMULATOR_HOST"] = saved
 
 
 class TestGcsObjectConformance(ObjectStoreConformance):
