@@ -120,3 +120,28 @@ def test_registry_on_aws_stores_push_here_run_there(
     )
     assert code == 0, stderr
     assert Path(pulled["path"]).read_bytes() == archive.read_bytes()
+
+
+def test_store_settings_resolve_secrets_from_secrets_manager(tmp_path: Path, moto: LoopbackService) -> None:
+    """`[store] secret = "secretsmanager"`, and a store setting that is a `secret:` reference resolves through it."""
+    table, bucket = f"records-{uuid.uuid4().hex[:8]}", f"objects-{uuid.uuid4().hex[:8]}"
+    prefix = f"t{uuid.uuid4().hex[:8]}/"
+    boto3.client("secretsmanager", endpoint_url=moto.url).create_secret(
+        Name=f"{prefix}TEAM_BUCKET", SecretString=bucket
+    )
+    root = config_dir(tmp_path / "laptop", table, "secret:TEAM_BUCKET")
+    config = root / ".agentenv" / "config.toml"
+    config.write_text(
+        config.read_text().replace("[store]\n", '[store]\nsecret = "secretsmanager"\n', 1)
+        + f'[plugins.agentenv-aws.secret]\nprefix = "{prefix}"\nendpoint_url = "env:AGENTENV_TEST_AWS_ENDPOINT"\n'
+    )
+    code, result, stderr = agentenv(root, moto.url, "run", "support-refund", "--json")
+    assert code == 0, stderr
+    run_id = result["tasks"][0]["run_id"]
+    listed = boto3.client("s3", endpoint_url=moto.url).list_objects_v2(Bucket=bucket, Prefix=f"agentenv/runs/{run_id}/")
+    assert listed.get("KeyCount", 0) >= 1, "the trajectory went to the bucket named by the secret"
+
+    config.write_text(config.read_text().replace("secret:TEAM_BUCKET", "secret:NO_SUCH_SECRET"))
+    code, _, stderr = agentenv(root, moto.url, "runs", "list")
+    assert code != 0
+    assert "secret 'NO_SUCH_SECRET' was not found" in stderr and "Traceback" not in stderr

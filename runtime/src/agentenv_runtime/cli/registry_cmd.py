@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 from agentenv.cli.output import fail, print_json, print_table
-from agentenv.config import load_config
+from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
 
@@ -26,7 +26,10 @@ Kind = Annotated[str, typer.Argument(help=f"What it is: {', '.join(KINDS)}.")]
 
 
 def _registry() -> Registry:
-    return Registry(load_config(), get_host())
+    try:
+        return Registry(load_config(), get_host())
+    except (ConfigError, LookupError) as exc:  # a store setting's reference, or a store nobody provides
+        fail(str(exc))
 
 
 def _source(kind: str, target: str, name: str | None, version: str | None) -> tuple[Path, str, str]:
