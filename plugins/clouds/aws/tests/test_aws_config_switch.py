@@ -145,3 +145,14 @@ def test_store_settings_resolve_secrets_from_secrets_manager(tmp_path: Path, mot
     code, _, stderr = agentenv(root, moto.url, "runs", "list")
     assert code != 0
     assert "secret 'NO_SUCH_SECRET' was not found" in stderr and "Traceback" not in stderr
+
+
+def test_bad_store_settings_are_one_line_naming_the_file_and_field(tmp_path: Path, moto: LoopbackService) -> None:
+    root = config_dir(tmp_path / "laptop", "t", "b")
+    config = root / ".agentenv" / "config.toml"
+    config.write_text(config.read_text().replace('bucket = "b"', 'bukket = "b"'))
+    for args in (("runs", "list"), ("run", "support-refund"), ("registry", "list")):
+        code, _, stderr = agentenv(root, moto.url, *args)
+        assert code != 0, args
+        assert f"{config}: [plugins.agentenv-aws.object] `bucket`: Field required; `bukket`" in stderr, (args, stderr)
+        assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentenv.config import Config, resolve
+from agentenv.config import Config, ConfigError, resolve
 from agentenv.contracts import DocumentStore, ObjectStore, kinds
 from agentenv.plugins.host import PluginHost
+from pydantic import ValidationError
 
 RUNS = "runs"
 
@@ -27,7 +28,14 @@ def open_store(kind: str, config: Config, host: PluginHost) -> Any:
     # Credentials and endpoints may be `env:`/`secret:` references; a secret store resolves only `env:` ones.
     secrets = None if kind == "secret" else _secret_lookup(config, host)
     field = f"plugins.{entry.dist}.{kind}"
-    return entry.obj(_resolved(settings, field, config, secrets) if isinstance(settings, dict) else settings)
+    try:
+        return entry.obj(_resolved(settings, field, config, secrets) if isinstance(settings, dict) else settings)
+    except ValidationError as exc:
+        wrong = "; ".join(f"`{'.'.join(map(str, e['loc']))}`: {e['msg']}" for e in exc.errors())
+        raise ConfigError(
+            f"{config.file or 'config'}: [{field}] {wrong} (fix these settings of the {name!r} {kind} store; "
+            f"see the {entry.dist} README)"
+        ) from None
 
 
 def _secret_lookup(config: Config, host: PluginHost) -> Any:
