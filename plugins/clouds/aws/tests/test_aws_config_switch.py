@@ -156,3 +156,16 @@ def test_bad_store_settings_are_one_line_naming_the_file_and_field(tmp_path: Pat
         assert code != 0, args
         assert f"{config}: [plugins.agentenv-aws.object] `bucket`: Field required; `bukket`" in stderr, (args, stderr)
         assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr
+
+
+def test_literal_credentials_in_the_config_are_refused(tmp_path: Path, moto: LoopbackService) -> None:
+    root = config_dir(tmp_path / "laptop", f"records-{uuid.uuid4().hex[:8]}", f"objects-{uuid.uuid4().hex[:8]}")
+    config = root / ".agentenv" / "config.toml"
+    config.write_text(config.read_text() + 'access_key_id = "AKIAEXAMPLE"\n')  # lands in [plugins.agentenv-aws.object]
+    code, _, stderr = agentenv(root, moto.url, "runs", "list")
+    assert code == 1
+    assert "plugins.agentenv-aws.object.access_key_id is a literal credential; write it as env:NAME" in stderr
+    assert "AKIAEXAMPLE" not in stderr and "Traceback" not in stderr
+    config.write_text(config.read_text().replace('"AKIAEXAMPLE"', '"env:AWS_ACCESS_KEY_ID"'))
+    code, _, stderr = agentenv(root, moto.url, "runs", "list", "--json")
+    assert code == 0, stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentenv.config import Config, ConfigError, resolve
+from agentenv.config import Config, ConfigError, is_secret, resolve
 from agentenv.contracts import DocumentStore, ObjectStore, kinds
 from agentenv.plugins.host import PluginHost
 from pydantic import ValidationError
@@ -52,12 +52,20 @@ def _secret_lookup(config: Config, host: PluginHost) -> Any:
 
 
 def _resolved(settings: dict[str, Any], field: str, config: Config, secrets: Any) -> dict[str, Any]:
-    return {
-        name: _resolved(value, f"{field}.{name}", config, secrets)
-        if isinstance(value, dict)
-        else resolve(value, field=f"{field}.{name}", file=config.file, secrets=secrets)
-        for name, value in settings.items()
-    }
+    """Settings with references resolved; a credential written as a literal is refused (it belongs in the
+    environment or the secret store, never in a config file that gets shared)."""
+    out: dict[str, Any] = {}
+    for name, value in settings.items():
+        dotted = f"{field}.{name}"
+        if isinstance(value, dict):
+            out[name] = _resolved(value, dotted, config, secrets)
+            continue
+        if isinstance(value, str) and value and is_secret(dotted, value) and not value.startswith(("env:", "secret:")):
+            raise ConfigError(
+                f"{config.file or 'config'}: {dotted} is a literal credential; write it as env:NAME or secret:KEY"
+            )
+        out[name] = resolve(value, field=dotted, file=config.file, secrets=secrets)
+    return out
 
 
 class Records:
