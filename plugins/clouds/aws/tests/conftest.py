@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentenv_testing.services import LoopbackService, docker_engine_problem, docker_registry
+from agentenv_testing.services import LoopbackService
 
 FAKE_CHAIN = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -38,21 +38,3 @@ def moto(aws_chain: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
     log = tmp_path_factory.mktemp("moto") / "moto.log"
     with LoopbackService([str(server), "-H", "127.0.0.1", "-p", "{port}"], log=log, ready_path="/moto-api/") as svc:
         yield svc
-
-
-@pytest.fixture(scope="session")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackService]:
-    """Debian's docker-registry on a free loopback port: it holds the image data that the ECR API (moto) names."""
-    service = docker_registry(tmp_path_factory.mktemp("registry"))
-    if service is None:
-        pytest.skip("docker-registry is not installed (apt-get install docker-registry; .ci/run installs it)")
-    with service:
-        yield service
-
-
-@pytest.fixture(scope="session")
-def docker_engine() -> None:
-    """Skip when no Docker engine answers (the ECR store imports, pushes and pulls through it)."""
-    problem = docker_engine_problem()
-    if problem:
-        pytest.skip(problem)

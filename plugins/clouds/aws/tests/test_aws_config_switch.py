@@ -82,14 +82,14 @@ def test_support_refund_records_to_dynamodb_and_s3_and_another_machine_reads_the
 
 
 def test_registry_on_aws_stores_push_here_run_there(
-    tmp_path: Path, moto: LoopbackService, registry: LoopbackService, docker_engine: None
+    tmp_path: Path, moto: LoopbackService, docker_registry: LoopbackService, docker_engine: None
 ) -> None:
     """The registry on DynamoDB, S3 and ECR: push a bundle and an env image on one machine, run and pull on another."""
     table, bucket = f"records-{uuid.uuid4().hex[:8]}", f"objects-{uuid.uuid4().hex[:8]}"
     images = (
         f'repository_prefix = "t{uuid.uuid4().hex[:8]}/"\n'
         'endpoint_url = "env:AGENTENV_TEST_AWS_ENDPOINT"\n'
-        f'registry_url = "{registry.url}"\n'
+        f'registry_url = "{docker_registry.url}"\n'
     )
     laptop = config_dir(tmp_path / "laptop", table, bucket, images)
     cluster = config_dir(tmp_path / "cluster", table, bucket, images)

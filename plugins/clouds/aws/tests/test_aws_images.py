@@ -15,10 +15,10 @@ from agentenv_testing.stores import ImageStoreConformance
 
 @pytest.fixture(autouse=True)
 def _services(
-    request: pytest.FixtureRequest, moto: LoopbackService, registry: LoopbackService, docker_engine: None
+    request: pytest.FixtureRequest, moto: LoopbackService, docker_registry: LoopbackService, docker_engine: None
 ) -> None:
     if request.instance is not None:
-        request.instance.endpoint, request.instance.registry_url = moto.url, registry.url
+        request.instance.endpoint, request.instance.registry_url = moto.url, docker_registry.url
 
 
 class TestEcrImageConformance(ImageStoreConformance):
@@ -32,13 +32,15 @@ class TestEcrImageConformance(ImageStoreConformance):
         )
 
 
-def test_images_are_real_registry_images_known_to_ecr(moto: LoopbackService, registry: LoopbackService) -> None:
+def test_images_are_real_registry_images_known_to_ecr(
+    moto: LoopbackService, docker_registry: LoopbackService, docker_engine: None
+) -> None:
     import httpx
 
     prefix = f"t{uuid.uuid4().hex[:10]}/"
-    store = EcrImageStore({"repository_prefix": prefix, "endpoint_url": moto.url, "registry_url": registry.url})
+    store = EcrImageStore({"repository_prefix": prefix, "endpoint_url": moto.url, "registry_url": docker_registry.url})
     digest = store.put("agentenv/slack:0.1.0", b"an image archive")
-    tags = httpx.get(f"{registry.url}/v2/{prefix}agentenv/slack/tags/list").json()["tags"]
+    tags = httpx.get(f"{docker_registry.url}/v2/{prefix}agentenv/slack/tags/list").json()["tags"]
     assert sorted(tags) == sorted(["0.1.0", digest.replace(":", "-")])
     ecr = boto3.client("ecr", endpoint_url=moto.url)
     assert [
@@ -49,6 +51,8 @@ def test_images_are_real_registry_images_known_to_ecr(moto: LoopbackService, reg
     listed = ecr.list_images(repositoryName=f"{prefix}agentenv/slack")["imageIds"]
     assert {i.get("imageTag") for i in listed} >= {"0.1.0"}
     assert (
-        EcrImageStore({"repository_prefix": prefix, "endpoint_url": moto.url, "registry_url": registry.url}).get(digest)
+        EcrImageStore({"repository_prefix": prefix, "endpoint_url": moto.url, "registry_url": docker_registry.url}).get(
+            digest
+        )
         == b"an image archive"
     )

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentenv_testing.services import LoopbackService, docker_engine_problem, docker_registry
+from agentenv_testing.services import LoopbackService
 from agentenv_testing.standins import ArtifactRegistryStandIn, SecretManagerStandIn
 
 PROJECT = "agentenv-test"
@@ -71,20 +71,3 @@ def secret_manager() -> Iterator[SecretManagerStandIn]:
 def artifact_registry() -> Iterator[ArtifactRegistryStandIn]:
     with ArtifactRegistryStandIn() as standin:
         yield standin
-
-
-@pytest.fixture(scope="session")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackService]:
-    """Debian's docker-registry on a free loopback port: the image data behind the Artifact Registry stand-in."""
-    service = docker_registry(tmp_path_factory.mktemp("registry"))
-    if service is None:
-        pytest.skip("docker-registry is not installed (apt-get install docker-registry; .ci/run installs it)")
-    with service:
-        yield service
-
-
-@pytest.fixture(scope="session")
-def docker_engine() -> None:
-    problem = docker_engine_problem()
-    if problem:
-        pytest.skip(problem)

@@ -28,26 +28,26 @@ class TestArtifactRegistryConformance(ImageStoreConformance):
 
     @pytest.fixture(autouse=True)
     def _services(
-        self, artifact_registry: ArtifactRegistryStandIn, registry: LoopbackService, docker_engine: None
+        self, artifact_registry: ArtifactRegistryStandIn, docker_registry: LoopbackService, docker_engine: None
     ) -> None:
-        self.api, self.registry_url = artifact_registry.url, registry.url
+        self.api, self.registry_url = artifact_registry.url, docker_registry.url
 
     def make_store(self, tmp_path: Path) -> ArtifactRegistryImageStore:
         return make(self.api, self.registry_url, f"r{uuid.uuid4().hex[:10]}")
 
 
 def test_tags_point_at_the_pushed_manifest(
-    artifact_registry: ArtifactRegistryStandIn, registry: LoopbackService, docker_engine: None
+    artifact_registry: ArtifactRegistryStandIn, docker_registry: LoopbackService, docker_engine: None
 ) -> None:
     repository = f"r{uuid.uuid4().hex[:10]}"
-    store = make(artifact_registry.url, registry.url, repository)
+    store = make(artifact_registry.url, docker_registry.url, repository)
     digest = store.put("agentenv/slack:0.1.0", b"an image archive")
     package = f"projects/{PROJECT}/locations/us/repositories/{repository}/packages/agentenv%2Fslack"
     tags = artifact_registry.tags[package]
     assert set(tags) == {"0.1.0", digest.replace(":", "-")}
     manifest = httpx.head(
-        f"{registry.url}/v2/{PROJECT}/{repository}/agentenv/slack/manifests/0.1.0",
+        f"{docker_registry.url}/v2/{PROJECT}/{repository}/agentenv/slack/manifests/0.1.0",
         headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"},
     ).headers["Docker-Content-Digest"]
     assert tags["0.1.0"] == f"{package}/versions/{manifest}"
-    assert make(artifact_registry.url, registry.url, repository).get(digest) == b"an image archive"
+    assert make(artifact_registry.url, docker_registry.url, repository).get(digest) == b"an image archive"

@@ -9,17 +9,16 @@ machines within the same clock skew may list in either order.
 
 from __future__ import annotations
 
-import json
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from agentenv.contracts import DocumentStore
 from agentenv_store_local.api import (
-    check_limit,
+    PagedQueries,
     check_names,
-    check_where,
     dump_document,
-    matches,
+    load_document,
     next_write_stamp,
     same_document,
 )
@@ -38,7 +37,7 @@ class DynamoSettings(AwsSettings):
     page_size: int = Field(1000, ge=1, le=10_000, description="Items read per Query page.")
 
 
-class DynamoDocumentStore(DocumentStore):
+class DynamoDocumentStore(PagedQueries, DocumentStore):
     """Run and step records as JSON documents in one DynamoDB table."""
 
     name = "dynamodb"
@@ -48,6 +47,7 @@ class DynamoDocumentStore(DocumentStore):
     def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
         super().__init__(settings)
         self.config = DynamoSettings.model_validate(self.settings.model_dump())
+        self.page_size = self.config.page_size
         self.table = self.config.table
         self._client = client(self.config, "dynamodb")
         if self.config.create_table:
@@ -112,7 +112,7 @@ class DynamoDocumentStore(DocumentStore):
         check_names(collection, doc_id)
         item = self._item(collection, doc_id, dump_document(doc, collection, doc_id))
         stored = self._get_item(collection, doc_id, "doc, rev")
-        if not same_document(None if stored is None else json.loads(stored["doc"]["S"]), expected):
+        if not same_document(None if stored is None else load_document(stored["doc"]["S"]), expected):
             return False
         if stored is None:
             condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(id)"}
@@ -142,18 +142,10 @@ class DynamoDocumentStore(DocumentStore):
     def get(self, collection: str, doc_id: str) -> dict[str, Any] | None:
         check_names(collection, doc_id)
         item = self._get_item(collection, doc_id, "doc")
-        return None if item is None else _load(item["doc"]["S"])
+        return None if item is None else load_document(item["doc"]["S"])
 
-    def query(
-        self, collection: str, where: dict[str, Any] | None = None, *, limit: int | None = None
-    ) -> list[dict[str, Any]]:
-        """Documents whose top-level fields equal `where` (JSON equality), most recently written first."""
-        check_names(collection)
-        check_limit(limit)
-        conditions = check_where(where)
-        out: list[dict[str, Any]] = []
-        if limit == 0:
-            return out
+    def _newest(self, collection: str, page: int) -> Iterator[str]:
+        """The collection's documents as JSON text, newest first, one Query page at a time (read lazily)."""
         request: dict[str, Any] = {
             "TableName": self.table,
             "IndexName": INDEX,
@@ -162,22 +154,17 @@ class DynamoDocumentStore(DocumentStore):
             "ProjectionExpression": "doc",
             "ScanIndexForward": False,
             "ConsistentRead": True,
-            "Limit": self.config.page_size if limit is None or conditions else min(limit, self.config.page_size),
+            "Limit": page,
         }
         while True:
             try:
-                page = self._client.query(**request)
+                found = self._client.query(**request)
             except Exception as exc:
                 raise self._fail(exc, f"query {collection}") from exc
-            for item in page.get("Items", []):
-                doc = _load(item["doc"]["S"])
-                if matches(doc, conditions):
-                    out.append(doc)
-                    if limit is not None and len(out) >= limit:
-                        return out
-            if "LastEvaluatedKey" not in page:
-                return out
-            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            yield from (item["doc"]["S"] for item in found.get("Items", []))
+            if "LastEvaluatedKey" not in found:
+                return
+            request["ExclusiveStartKey"] = found["LastEvaluatedKey"]
 
     def delete(self, collection: str, doc_id: str) -> bool:
         check_names(collection, doc_id)
@@ -188,8 +175,3 @@ class DynamoDocumentStore(DocumentStore):
         except Exception as exc:
             raise self._fail(exc, f"delete {collection}/{doc_id}") from exc
         return "Attributes" in found
-
-
-def _load(text: str) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(text)
-    return doc

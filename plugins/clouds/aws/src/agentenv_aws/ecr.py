@@ -59,16 +59,11 @@ class EcrImageStore(ImageStore):
         return explain(exc, f"ECR {what}", "image", "repository_prefix")
 
     def _docker(self) -> Any:
-        import docker
+        from agentenv_docker.api import engine
 
         if self._docker_client is None:
             try:
-                self._docker_client = (
-                    docker.DockerClient(base_url=self.config.docker_host)
-                    if self.config.docker_host
-                    else docker.from_env()
-                )
-                self._docker_client.ping()
+                self._docker_client = engine(self.config.docker_host)
             except Exception as exc:
                 raise explain(exc, "Docker engine for ECR pushes", "image", "docker_host") from exc
         return self._docker_client

@@ -63,13 +63,11 @@ class ArtifactRegistryImageStore(ImageStore):
         return explain(exc, f"Artifact Registry {self.parent}: {what}", "image", "repository")
 
     def _docker(self) -> Any:
-        import docker
+        from agentenv_docker.api import engine
 
         if self._docker_client is None:
-            host = self.config.docker_host
             try:
-                self._docker_client = docker.DockerClient(base_url=host) if host else docker.from_env()
-                self._docker_client.ping()
+                self._docker_client = engine(self.config.docker_host)
             except Exception as exc:
                 raise explain(exc, "Docker engine for Artifact Registry pushes", "image", "docker_host") from exc
         return self._docker_client

@@ -10,18 +10,17 @@ writer that raced in between makes it fail instead of being overwritten.
 
 from __future__ import annotations
 
-import json
 import uuid
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
 from agentenv.contracts import DocumentStore
 from agentenv_store_local.api import (
-    check_limit,
+    PagedQueries,
     check_names,
-    check_where,
     dump_document,
-    matches,
+    load_document,
     next_write_stamp,
     same_document,
 )
@@ -44,7 +43,7 @@ def _segment(name: str) -> str:
     return "k" + quote(name, safe="")
 
 
-class FirestoreDocumentStore(DocumentStore):
+class FirestoreDocumentStore(PagedQueries, DocumentStore):
     """Run and step records as JSON documents in Firestore (native mode)."""
 
     name = "firestore"
@@ -56,6 +55,7 @@ class FirestoreDocumentStore(DocumentStore):
 
         super().__init__(settings)
         self.config = FirestoreSettings.model_validate(self.settings.model_dump())
+        self.page_size = self.config.page_size
         options = {"api_endpoint": self.config.endpoint_url} if self.config.endpoint_url else None
         try:
             self._client = firestore.Client(
@@ -95,7 +95,7 @@ class FirestoreDocumentStore(DocumentStore):
         ref = self._ref(collection, doc_id)
         try:
             snapshot = ref.get(timeout=self.config.timeout_seconds, retry=self._retry)
-            stored = _load(snapshot.get("doc")) if snapshot.exists else None
+            stored = load_document(snapshot.get("doc")) if snapshot.exists else None
             if not same_document(stored, expected):
                 return False
             if stored is None:
@@ -117,21 +117,12 @@ class FirestoreDocumentStore(DocumentStore):
             )
         except Exception as exc:
             raise self._fail(exc, f"get {collection}/{doc_id}") from exc
-        return _load(snapshot.get("doc")) if snapshot.exists else None
+        return load_document(snapshot.get("doc")) if snapshot.exists else None
 
-    def query(
-        self, collection: str, where: dict[str, Any] | None = None, *, limit: int | None = None
-    ) -> list[dict[str, Any]]:
-        """Documents whose top-level fields equal `where` (JSON equality), most recently written first."""
+    def _newest(self, collection: str, page: int) -> Iterator[str]:
+        """The collection's documents as JSON text, newest first, `page` at a time (read lazily)."""
         from google.cloud import firestore
 
-        check_names(collection)
-        check_limit(limit)
-        conditions = check_where(where)
-        out: list[dict[str, Any]] = []
-        if limit == 0:
-            return out
-        page = self.config.page_size if limit is None or conditions else min(limit, self.config.page_size)
         base = self._root.collection(_segment(collection)).order_by("seq", direction=firestore.Query.DESCENDING)
         last = None
         while True:
@@ -140,14 +131,9 @@ class FirestoreDocumentStore(DocumentStore):
                 snapshots = list(query.stream(timeout=self.config.timeout_seconds, retry=self._retry))
             except Exception as exc:
                 raise self._fail(exc, f"query {collection}") from exc
-            for snapshot in snapshots:
-                doc = _load(snapshot.get("doc"))
-                if matches(doc, conditions):
-                    out.append(doc)
-                    if limit is not None and len(out) >= limit:
-                        return out
+            yield from (snapshot.get("doc") for snapshot in snapshots)
             if len(snapshots) < page:
-                return out
+                return
             last = snapshots[-1]
 
     def delete(self, collection: str, doc_id: str) -> bool:
@@ -163,8 +149,3 @@ class FirestoreDocumentStore(DocumentStore):
         except Exception as exc:
             raise self._fail(exc, f"delete {collection}/{doc_id}") from exc
         return True
-
-
-def _load(text: str) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(text)
-    return doc

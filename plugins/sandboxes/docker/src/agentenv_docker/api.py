@@ -4,7 +4,7 @@ Other distributions that use it declare it (agentenv-steps does, as its `docker`
 agentenv-gcp do, for their image stores' pushes and pulls).
 """
 
-from agentenv_docker.archives import archive_digest, content_tag, pull_archive, push_archive
+from agentenv_docker.archives import archive_digest, content_tag, engine, pull_archive, push_archive
 from agentenv_docker.images import ensure_world_image
 
-__all__ = ["archive_digest", "content_tag", "ensure_world_image", "pull_archive", "push_archive"]
+__all__ = ["archive_digest", "content_tag", "engine", "ensure_world_image", "pull_archive", "push_archive"]

@@ -16,6 +16,15 @@ from typing import Any
 LABEL = "org.agentenv.archive.sha256"
 
 
+def engine(docker_host: str | None = None) -> Any:
+    """A docker SDK client of the engine at `docker_host` (default: the SDK's environment), checked to answer."""
+    import docker
+
+    client = docker.DockerClient(base_url=docker_host) if docker_host else docker.from_env()
+    client.ping()
+    return client
+
+
 def archive_digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 

@@ -5,12 +5,17 @@ JSON equality, so records and objects stay portable between local disk and any c
 """
 
 from agentenv_store_local.document import (
+    PagedQueries,
     check_limit,
     check_names,
+    check_query,
     check_where,
     dump_document,
     json_equal,
+    load_document,
     matches,
+    newest_matches,
+    query_page_size,
     same_document,
 )
 from agentenv_store_local.images import DIGEST, check_ref
@@ -19,15 +24,20 @@ from agentenv_store_local.order import next_write_stamp
 
 __all__ = [
     "DIGEST",
+    "PagedQueries",
     "check_key",
     "check_limit",
     "check_names",
+    "check_query",
     "check_range",
     "check_ref",
     "check_where",
     "dump_document",
     "json_equal",
+    "load_document",
     "matches",
+    "newest_matches",
     "next_write_stamp",
+    "query_page_size",
     "same_document",
 ]

@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -213,14 +213,7 @@ class SqliteDocumentStore(DocumentStore):
             sql += f" LIMIT {limit}"
         with self._lock:
             rows = self._connection().execute(sql, (collection, *params)).fetchall()
-        out: list[dict[str, Any]] = []
-        for (text,) in rows:
-            doc = _load(text)
-            if matches(doc, leftover):
-                out.append(doc)
-                if limit is not None and len(out) >= limit:
-                    break
-        return out
+        return newest_matches((text for (text,) in rows), leftover, limit)
 
     def delete(self, collection: str, doc_id: str) -> bool:
         check_names(collection, doc_id)
@@ -265,6 +258,58 @@ def check_where(where: dict[str, Any] | None) -> dict[str, Any]:
             raise TypeError(f"where keys must be field names (str), got {field!r}")
         _check_json_value(field, value)
     return where
+
+
+def check_query(collection: str, where: dict[str, Any] | None, limit: int | None) -> dict[str, Any]:
+    """Check a query's arguments; its conditions (`where` as a dict)."""
+    check_names(collection)
+    check_limit(limit)
+    return check_where(where)
+
+
+def query_page_size(limit: int | None, where: dict[str, Any], page_size: int) -> int:
+    """Documents to read a page: no more than `limit` when no condition can drop any of them."""
+    return page_size if limit is None or where else max(1, min(limit, page_size))
+
+
+def newest_matches(texts: Iterable[str], where: dict[str, Any], limit: int | None) -> list[dict[str, Any]]:
+    """The documents (JSON texts, newest first, read lazily page by page) that match `where`, up to `limit`."""
+    out: list[dict[str, Any]] = []
+    if limit == 0:
+        return out
+    for text in texts:
+        doc = _load(text)
+        if matches(doc, where):
+            out.append(doc)
+            if limit is not None and len(out) >= limit:
+                break
+    return out
+
+
+class PagedQueries:
+    """`query` for document stores that can list a collection newest first, page by page: the store gives
+    `_newest(collection, page)` (JSON texts, read lazily) and `page_size`; the filtering, the limit and the
+    argument checks are the same for every such store."""
+
+    page_size: int = 1000
+
+    def _newest(self, collection: str, page: int) -> Iterator[str]:
+        raise NotImplementedError(f"{type(self).__name__} must define _newest(collection, page)")
+
+    def query(
+        self, collection: str, where: dict[str, Any] | None = None, *, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Documents whose top-level fields equal `where` (JSON equality), most recently written first."""
+        conditions = check_query(collection, where, limit)
+        if limit == 0:
+            return []
+        page = query_page_size(limit, conditions, self.page_size)
+        return newest_matches(self._newest(collection, page), conditions, limit)
+
+
+def load_document(text: str) -> dict[str, Any]:
+    """A stored document's JSON text as a dict."""
+    return _load(text)
 
 
 def matches(doc: dict[str, Any], where: dict[str, Any]) -> bool:
