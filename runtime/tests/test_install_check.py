@@ -83,11 +83,11 @@ def test_a_configured_store_nobody_provides_is_reported(
     tmp_path: Path, agentenv: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = tmp_path / "config.toml"
-    config.write_text('[store]\ndocument = "dynamodb"\n')
+    config.write_text('[store]\ndocument = "cassandra"\n')
     monkeypatch.setenv("AGENTENV_CONFIG", str(config))
     result = agentenv("plugin", "check", "--json")
     (problem,) = [p for p in result.json()["problems"] if p["code"] == "store-missing"]
-    assert f"[store] document = 'dynamodb' (from {config})" in problem["message"]
+    assert f"[store] document = 'cassandra' (from {config})" in problem["message"]
     assert "sqlite" in problem["fix"]
 
 

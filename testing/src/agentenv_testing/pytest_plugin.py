@@ -9,7 +9,10 @@ Fixtures:
 - `plugin_site`: a folder on `sys.path` where `agentenv_testing.installs.install_fixture_plugin` installs
   throw-away distributions that discovery finds like pip-installed ones (forgotten after the test);
 - `agentenv_cli`: runs the `agentenv` dispatcher in this process with a fresh plugin host; returns a
-  `CliResult` (exit code, stdout, stderr).
+  `CliResult` (exit code, stdout, stderr);
+- `docker_engine`: skips the test, saying why, when no Docker engine answers (session-wide);
+- `docker_registry`: Debian's `docker-registry` on a free loopback port with its own config and storage, for the
+  session (skips when it is not installed): the registry cloud image stores push to in tests.
 
 Only the standard library and the kernel are imported here, so having the plugin installed costs every
 pytest session nothing.
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     from agentenv.plugins.host import PluginHost
 
     from agentenv_testing.installs import CliResult
+    from agentenv_testing.services import LoopbackService
     from agentenv_testing.tasks import TaskRuns
 
 
@@ -112,3 +116,23 @@ def agentenv_cli(capsys: pytest.CaptureFixture[str]) -> Iterator[Callable[..., C
 
     yield run
     reset_host()  # the next test must not see a host built under this test's env vars and sys.path
+
+
+@pytest.fixture(scope="session")
+def docker_engine() -> None:
+    from agentenv_testing.services import docker_engine_problem
+
+    problem = docker_engine_problem()
+    if problem:
+        pytest.skip(problem)
+
+
+@pytest.fixture(scope="session")
+def docker_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackService]:
+    from agentenv_testing.services import docker_registry as make_registry
+
+    service = make_registry(tmp_path_factory.mktemp("docker-registry"))
+    if service is None:
+        pytest.skip("docker-registry is not installed (apt-get install docker-registry; .ci/run installs it)")
+    with service:
+        yield service

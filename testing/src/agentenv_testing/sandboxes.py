@@ -20,7 +20,6 @@ module does not import pytest; test methods take pytest's `tmp_path` fixture by 
 from __future__ import annotations
 
 import secrets
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -31,6 +30,8 @@ from typing import Any
 
 from agentenv.contracts.sandbox import NetworkPolicy, Sandbox, SandboxProvider, SandboxSpec, SpecRefused
 
+from agentenv_testing.services import free_port
+
 
 def _refusal(call: Callable[[], object]) -> SpecRefused:
     """The SpecRefused `call` raised; AssertionError when it raised nothing."""
@@ -39,13 +40,6 @@ def _refusal(call: Callable[[], object]) -> SpecRefused:
     except SpecRefused as exc:
         return exc
     raise AssertionError(f"expected SpecRefused from {call!r}, but the spec was accepted")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _poll(url: str, seconds: float, *, serving: bool) -> bytes | None:
@@ -145,7 +139,7 @@ class SandboxProviderConformance:
     def test_port_is_reachable_until_teardown(self, tmp_path: Path) -> None:
         if not self.supports_ports:
             return
-        port = _free_port()
+        port = free_port()
         sandbox = self.create(self.make_provider(tmp_path), ports=[port])
         sandbox.put_file("kit.txt", b"served by the sandbox")
         started = sandbox.exec(["sh", "-c", self.serve_command.format(port=port)], timeout=60)

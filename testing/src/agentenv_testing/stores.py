@@ -20,13 +20,21 @@ pytest's `tmp_path` fixture by name.
 from __future__ import annotations
 
 import hashlib
+import io
 import re
-from collections.abc import Callable, Mapping
+import threading
+import time
+import tracemalloc
+import unittest
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar, cast
 
 from agentenv.contracts.store import DocumentStore, ImageStore, ObjectStore, SecretStore
+
+from agentenv_testing.faults import Fault, FaultProxy
 
 E = TypeVar("E", bound=BaseException)
 
@@ -47,8 +55,66 @@ def _names(message: str, value: str) -> bool:
     return value in message or repr(value) in message
 
 
-class DocumentStoreConformance:
+def _eventually(check: Callable[[], bool], seconds: float) -> bool:
+    """Whether `check` holds within `seconds` (polled): listings of real services may lag behind writes."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _in_parallel(calls: list[Callable[[], object]], workers: int = 8) -> list[object]:
+    """Run `calls` on `workers` threads; their results in order (the first exception is raised)."""
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(lambda call: call(), calls))
+
+
+class _FaultsMixin:
+    """Retries under injected faults, for any kit whose backend talks HTTP to a service.
+
+    A subclass returns its emulator's URL from `upstream_url` and builds a store on another endpoint in
+    `make_store_at`; the kit puts a `FaultProxy` between them. Local backends have no such path, so the
+    test is skipped for them. A store on another protocol overrides `fault_proxy` (the Firestore tests use a gRPC
+    proxy).
+    """
+
+    throttle: Fault = Fault(429, b"Too Many Requests")
+    """What the service answers when it throttles (S3: 503 SlowDown; DynamoDB: 400 ThrottlingException)."""
+
+    def upstream_url(self) -> str | None:
+        """The emulator's address (http://HOST:PORT for the default proxy); None when the store talks to no service."""
+        return None
+
+    def make_store_at(self, tmp_path: Path, endpoint: str) -> Any:
+        """An empty store talking to `endpoint` instead of the emulator; override with `upstream_url`."""
+        raise NotImplementedError(f"{type(self).__name__} must define make_store_at(self, tmp_path, endpoint)")
+
+    def fault_proxy(self, upstream: str) -> Any:
+        """The proxy to put in front of `upstream` (not started): HTTP/1.1 by default. A store that speaks another
+        protocol (gRPC) returns a proxy with the same `url`, `fail_next`, `injected`, `start` and `stop`."""
+        return FaultProxy(upstream)
+
+    def _faulty(self, tmp_path: Path) -> tuple[Any, Any]:
+        upstream = self.upstream_url()
+        if upstream is None:
+            raise unittest.SkipTest(
+                f"{type(self).__name__}: the store talks to no network service to inject faults into"
+            )
+        proxy = self.fault_proxy(upstream).start()
+        return self.make_store_at(tmp_path, proxy.url), proxy
+
+
+class DocumentStoreConformance(_FaultsMixin):
     """The `DocumentStore` contract: JSON documents by collection and id, queried newest first."""
+
+    writers: int = 8
+    """Concurrent compare-and-set writers in the lost-update test."""
+    many: int = 1_050
+    """Documents written by the pagination test: past the 1,000 a page of most services holds."""
+    listing_seconds: float = 10.0
+    """How long a query may lag behind a write on an eventually consistent service."""
 
     def make_store(self, tmp_path: Path) -> DocumentStore:
         """Return a new, empty document store; override in the subclass."""
@@ -167,9 +233,90 @@ class DocumentStoreConformance:
         store.query("runs")[0]["n"] = 98
         assert store.get("runs", "1") == {"tags": ["a"], "n": 1}
 
+    def test_put_if_creates_only_when_absent(self, tmp_path: Path) -> None:
+        store = self.make_store(tmp_path)
+        assert store.put_if("runs", "r", {"n": 1}, None) is True
+        assert store.put_if("runs", "r", {"n": 2}, None) is False
+        assert store.get("runs", "r") == {"n": 1}
 
-class ObjectStoreConformance:
+    def test_put_if_compares_the_stored_document(self, tmp_path: Path) -> None:
+        store = self.make_store(tmp_path)
+        store.put("runs", "r", {"status": "running", "steps": [1]})
+        assert store.put_if("runs", "r", {"status": "passed"}, {"status": "failed", "steps": [1]}) is False
+        assert store.put_if("runs", "r", {"status": "passed"}, {"status": "running"}) is False
+        assert store.get("runs", "r") == {"status": "running", "steps": [1]}
+        assert store.put_if("runs", "r", {"status": "passed"}, {"status": "running", "steps": [1]}) is True
+        assert store.get("runs", "r") == {"status": "passed"}
+        assert [d["status"] for d in store.query("runs")] == ["passed"]
+        store.delete("runs", "r")
+        assert store.put_if("runs", "r", {"status": "x"}, {"status": "passed"}) is False
+        assert store.get("runs", "r") is None
+
+    def test_concurrent_writers_lose_no_update(self, tmp_path: Path) -> None:
+        """`writers` threads each add themselves to one document by compare-and-set; none is lost."""
+        store = self.make_store(tmp_path)
+        store.put("counters", "c", {"count": 0, "by": []})
+        rounds = 5
+        conflicts = [0]
+        lock = threading.Lock()
+
+        def writer(name: str) -> None:
+            for i in range(rounds):
+                while True:
+                    seen = store.get("counters", "c")
+                    assert seen is not None
+                    new = {"count": seen["count"] + 1, "by": [*seen["by"], f"{name}-{i}"]}
+                    if store.put_if("counters", "c", new, seen):
+                        break
+                    with lock:
+                        conflicts[0] += 1
+
+        _in_parallel([partial(writer, f"w{n}") for n in range(self.writers)], workers=self.writers)
+        final = store.get("counters", "c")
+        assert final is not None
+        assert final["count"] == self.writers * rounds, f"lost updates ({conflicts[0]} conflicts retried)"
+        assert sorted(final["by"]) == sorted(f"w{n}-{i}" for n in range(self.writers) for i in range(rounds))
+
+    def test_query_pages_past_a_thousand(self, tmp_path: Path) -> None:
+        store = self.make_store(tmp_path)
+        _in_parallel([partial(store.put, "runs", f"run-{i:05d}", {"i": i, "odd": i % 2}) for i in range(self.many)])
+        assert _eventually(lambda: len(store.query("runs")) == self.many, self.listing_seconds)
+        docs = store.query("runs")
+        assert sorted(d["i"] for d in docs) == list(range(self.many))
+        assert len(store.query("runs", {"odd": 1})) == self.many // 2
+        assert len(store.query("runs", {"odd": 0}, limit=self.many - 10)) == (self.many + 1) // 2
+        assert len(store.query("runs", limit=1_001)) == 1_001
+
+    def test_query_sees_a_write_eventually(self, tmp_path: Path) -> None:
+        store = self.make_store(tmp_path)
+        store.put("runs", "a", {"name": "a"})
+        assert _eventually(lambda: [d["name"] for d in store.query("runs")] == ["a"], self.listing_seconds)
+        store.put("runs", "b", {"name": "b"})
+        assert _eventually(lambda: [d["name"] for d in store.query("runs")] == ["b", "a"], self.listing_seconds)
+
+    def test_retries_through_server_errors_and_throttling(self, tmp_path: Path) -> None:
+        store, proxy = self._faulty(tmp_path)
+        try:
+            proxy.fail_next(2)
+            store.put("runs", "r", {"n": 1})
+            proxy.fail_next(2, self.throttle)
+            assert store.get("runs", "r") == {"n": 1}
+            proxy.fail_next(1)
+            assert store.query("runs") == [{"n": 1}]
+            assert proxy.injected == 5
+        finally:
+            proxy.stop()
+
+
+class ObjectStoreConformance(_FaultsMixin):
     """The `ObjectStore` contract: bytes by portable `/`-separated key; listing by prefix."""
+
+    many: int = 1_050
+    """Objects written by the pagination test: past S3's and Cloud Storage's 1,000 keys a page."""
+    large_bytes: int = 100 * 2**20
+    """Size of the streamed object; 0 skips the test (one run per backend is enough)."""
+    listing_seconds: float = 10.0
+    """How long a listing may lag behind a write on an eventually consistent service."""
 
     bad_keys: tuple[str, ...] = ("", "/abs/key", "../escape", "a/../b", "a/..", "a\\b", "a//b", "a/")
     """Keys every backend refuses (ValueError naming the key), so objects stay portable."""
@@ -250,6 +397,86 @@ class ObjectStoreConformance:
                 assert _names(str(err), key), f"error for bad key {key!r} does not name it: {err}"
         assert store.list() == ["ok/key"]
         assert store.get("ok/key") == b"kept"
+
+    def test_stream_round_trip_and_ranged_reads(self, tmp_path: Path) -> None:
+        store = self.make_store(tmp_path)
+        blob = bytes(range(256)) * 40
+        store.put_stream("runs/1/stream.bin", io.BytesIO(blob))
+        assert store.get("runs/1/stream.bin") == blob
+
+        def read(start: int = 0, end: int | None = None) -> bytes:
+            sink = io.BytesIO()
+            count = store.get_stream("runs/1/stream.bin", sink, start, end)
+            assert count == len(sink.getvalue())
+            return sink.getvalue()
+
+        assert read() == blob
+        assert read(10) == blob[10:]
+        assert read(0, 100) == blob[:100]
+        assert read(5000, 5100) == blob[5000:5100]
+        assert read(len(blob) - 3) == blob[-3:]
+        assert read(7, 7) == b""
+        assert read(len(blob)) == b""
+        assert read(len(blob) - 1, len(blob) + 50) == blob[-1:]
+        store.put("runs/1/empty", b"")
+        sink = io.BytesIO()
+        assert store.get_stream("runs/1/empty", sink) == 0 and sink.getvalue() == b""
+        assert _raises(KeyError, lambda: store.get_stream("runs/1/none", io.BytesIO())).args == ("runs/1/none",)
+        _raises(ValueError, lambda: store.get_stream("runs/1/stream.bin", io.BytesIO(), 10, 5))
+        _raises(ValueError, lambda: store.get_stream("runs/1/stream.bin", io.BytesIO(), -1))
+        _raises(ValueError, lambda: store.put_stream("../bad", io.BytesIO(b"x")))
+
+    def test_large_object_is_streamed_not_held_in_memory(self, tmp_path: Path) -> None:
+        if not self.large_bytes:
+            raise unittest.SkipTest(f"{type(self).__name__}: large_bytes = 0")
+        store = self.make_store(tmp_path)
+        size = self.large_bytes
+        tracemalloc.start()
+        try:
+            store.put_stream("big/object.bin", io.BufferedReader(_PatternReader(size)))
+            sink = _HashingSink()
+            assert store.get_stream("big/object.bin", cast(BinaryIO, sink)) == size
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert sink.size == size
+        assert sink.digest() == _PatternReader.sha256_of(size), "the object read back differs from what was written"
+        assert peak < size // 2, f"streaming {size >> 20} MiB peaked at {peak >> 20} MiB of Python memory"
+        tail = io.BytesIO()
+        store.get_stream("big/object.bin", tail, size - 1000)
+        assert tail.getvalue() == _PatternReader.slice(size - 1000, size)
+        assert store.delete("big/object.bin") is True
+
+    def test_list_pages_past_a_thousand(self, tmp_path: Path) -> None:
+        store = self.make_store(tmp_path)
+        keys = [f"many/{i:05d}.json" for i in range(self.many)]
+        _in_parallel([partial(store.put, key, b"{}") for key in keys])
+        store.put("other/x", b"x")
+        assert _eventually(lambda: len(store.list("many/")) == self.many, self.listing_seconds)
+        assert store.list("many/") == keys
+        assert store.list() == [*keys, "other/x"]
+        assert store.list("many/0100") == keys[1000:1010]
+        assert store.list("many/0010") == keys[100:110]
+
+    def test_list_sees_a_write_eventually(self, tmp_path: Path) -> None:
+        store = self.make_store(tmp_path)
+        store.put("runs/a", b"a")
+        assert _eventually(lambda: store.list("runs/") == ["runs/a"], self.listing_seconds)
+        store.delete("runs/a")
+        assert _eventually(lambda: store.list("runs/") == [], self.listing_seconds)
+
+    def test_retries_through_server_errors_and_throttling(self, tmp_path: Path) -> None:
+        store, proxy = self._faulty(tmp_path)
+        try:
+            proxy.fail_next(2)
+            store.put("runs/r", b"payload")
+            proxy.fail_next(2, self.throttle)
+            assert store.get("runs/r") == b"payload"
+            proxy.fail_next(1)
+            assert store.list("runs/") == ["runs/r"]
+            assert proxy.injected == 5
+        finally:
+            proxy.stop()
 
 
 class SecretStoreConformance:
@@ -356,3 +583,67 @@ class ImageStoreConformance:
             _raises(ValueError, partial(store.get, ref))
         _raises(ValueError, lambda: store.get("sha256:not-hex"))
         assert store.list() == []
+
+
+class _PatternReader(io.RawIOBase):
+    """`size` bytes of a fixed pattern, produced as they are read: a large source that is never in memory."""
+
+    BLOCK = hashlib.sha256(b"agentenv").digest() * 32768  # 1 MiB
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        count = min(len(view), self.size - self.pos)
+        done = 0
+        while done < count:
+            offset = (self.pos + done) % len(self.BLOCK)
+            take = min(count - done, len(self.BLOCK) - offset)
+            view[done : done + take] = self.BLOCK[offset : offset + take]
+            done += take
+        self.pos += count
+        return count
+
+    @classmethod
+    def chunks(cls, start: int, end: int) -> Iterator[bytes]:
+        while start < end:
+            offset = start % len(cls.BLOCK)
+            take = min(end - start, len(cls.BLOCK) - offset)
+            yield cls.BLOCK[offset : offset + take]
+            start += take
+
+    @classmethod
+    def slice(cls, start: int, end: int) -> bytes:
+        return b"".join(cls.chunks(start, end))
+
+    @classmethod
+    def sha256_of(cls, size: int) -> str:
+        digest = hashlib.sha256()
+        for chunk in cls.chunks(0, size):
+            digest.update(chunk)
+        return digest.hexdigest()
+
+
+class _HashingSink(io.RawIOBase):
+    """A sink that keeps only the SHA-256 and the size of what was written to it."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self.size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data)
+        self._hash.update(view)
+        self.size += view.nbytes
+        return view.nbytes
+
+    def digest(self) -> str:
+        return self._hash.hexdigest()

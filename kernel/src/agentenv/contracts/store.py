@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Literal
+from typing import Any, BinaryIO, ClassVar, Literal
 
 from pydantic import BaseModel
 
@@ -43,6 +43,10 @@ class DocumentStore(StoreBackend, ABC):
     @abstractmethod
     def delete(self, collection: str, doc_id: str) -> bool: ...
 
+    def put_if(self, collection: str, doc_id: str, doc: dict[str, Any], expected: dict[str, Any] | None) -> bool:
+        """Compare-and-set: write only if the stored document equals `expected` (None: absent); whether it wrote."""
+        raise NotImplementedError(f"document store {self.name!r} has no compare-and-set (put_if)")
+
 
 class ObjectStore(StoreBackend, ABC):
     """Immutable-by-convention blobs by key (trajectories, snapshots, artifacts)."""
@@ -61,6 +65,16 @@ class ObjectStore(StoreBackend, ABC):
 
     @abstractmethod
     def delete(self, key: str) -> bool: ...
+
+    def put_stream(self, key: str, source: BinaryIO) -> None:
+        """Store what `source` reads to; backends override it to stream large objects in chunks."""
+        self.put(key, source.read())
+
+    def get_stream(self, key: str, sink: BinaryIO, start: int = 0, end: int | None = None) -> int:
+        """Write bytes [start, end) of the object to `sink` (a ranged read); the count. KeyError when missing."""
+        data = self.get(key)[start:end]
+        sink.write(data)
+        return len(data)
 
 
 class SecretStore(StoreBackend, ABC):

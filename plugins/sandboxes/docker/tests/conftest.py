@@ -7,26 +7,15 @@ that starts containers depends on `base_image`.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 
 import pytest
-
-
-def docker_problem() -> str | None:
-    """Why `docker info` fails here, or None when the engine answers."""
-    try:
-        done = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"`docker info` failed: {exc}"
-    if done.returncode != 0:
-        return f"`docker info` failed: {(done.stderr or done.stdout).strip()[-300:]}"
-    return None
+from agentenv_testing.services import docker_engine_problem
 
 
 @pytest.fixture(scope="session")
 def base_image() -> str:
-    problem = docker_problem()
+    problem = docker_engine_problem()
     if problem:
         pytest.skip(problem)
     from agentenv_docker.base_image import ensure_base_image

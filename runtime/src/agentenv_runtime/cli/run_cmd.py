@@ -21,10 +21,11 @@ from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
 
-from agentenv_runtime.engine.bundle import Bundle, find_bundle
+from agentenv_runtime.engine.bundle import Bundle
 from agentenv_runtime.engine.engine import StepRecord
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
 from agentenv_runtime.engine.task import TaskError, TaskFile, read_task
+from agentenv_runtime.sources import find_any_bundle, is_export
 
 
 def _at_least_one(text: str) -> int:
@@ -44,7 +45,12 @@ def parser() -> argparse.ArgumentParser:
         description="Run tasks and grade them; exit 0 only when every selected task passed. No argument: list bundles.",
     )
     add = parse.add_argument
-    add("target", nargs="?", metavar="TARGET", help="Bundle name, bundle folder or task file.")
+    add(
+        "target",
+        nargs="?",
+        metavar="TARGET",
+        help="Bundle name, bundle folder, exported .tar.gz, registry://NAME@VERSION, or a task file.",
+    )
     add("--task", "-t", action="append", default=[], metavar="NAME", help="Task name in the bundle (repeatable).")
     add("--agent", metavar="NAME", help="Agent: a bundle agent file name or an agent kind.")
     add("--model", metavar="NAME", help="Model for llm agents and judges.")
@@ -67,10 +73,10 @@ def parser() -> argparse.ArgumentParser:
 
 def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile]]:
     path = Path(target)
-    if path.is_file():
+    if path.is_file() and not is_export(target):
         return None, [read_task(path)]
     host = get_host()
-    bundle = find_bundle(target, host)
+    bundle = find_any_bundle(target, host)
     problems = bundle.requirement_problems(host)
     if problems:
         raise TaskError("\n".join(problems))

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 from agentenv.cli.output import fail, print_json, print_table
-from agentenv.config import load_config
+from agentenv.config import ConfigError, load_config
 from agentenv.plugins.host import get_host
 
 from agentenv_runtime.engine.records import Records
@@ -20,7 +20,7 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts."
 def _records() -> Records:
     try:
         return Records(load_config(), get_host())
-    except LookupError as exc:  # no store plugin for the configured kind: say which to add
+    except (ConfigError, LookupError) as exc:  # a store setting's reference, or a store nobody provides
         fail(str(exc))
         raise
 

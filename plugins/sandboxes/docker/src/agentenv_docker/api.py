@@ -1,8 +1,10 @@
 """The public API of agentenv-docker for other plugins: import from here, not from the other modules.
 
-Other distributions that use it declare it (agentenv-steps does, as its `docker` extra).
+Other distributions that use it declare it (agentenv-steps does, as its `docker` extra; agentenv-aws and
+agentenv-gcp do, for their image stores' pushes and pulls).
 """
 
+from agentenv_docker.archives import archive_digest, content_tag, engine, pull_archive, push_archive
 from agentenv_docker.images import ensure_world_image
 
-__all__ = ["ensure_world_image"]
+__all__ = ["archive_digest", "content_tag", "engine", "ensure_world_image", "pull_archive", "push_archive"]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel
 
@@ -45,8 +46,13 @@ def setting_hint(kind: str, setting: str) -> str:
     return f"`{setting}` under {CONFIG_SECTION.format(kind=kind)} in .agentenv/config.toml"
 
 
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Write `data` to `path` so readers see the old file or the new one, never a partial write.
+COPY_CHUNK = 8 * 1024 * 1024
+"""Bytes moved at a time when a stream is copied, so large objects never sit in memory whole."""
+
+
+def atomic_write(path: Path, data: bytes | BinaryIO, *, fsync: bool = True) -> None:
+    """Write `data` (bytes, or a stream copied in chunks) to `path` so readers see the old file or the new one,
+    never a partial write.
 
     The temporary file sits in the same directory so `os.replace` is a rename on one filesystem. The rename
     alone survives a crashed process; `fsync` also survives a power cut, at several milliseconds a write.
@@ -54,7 +60,10 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                shutil.copyfileobj(data, handle, COPY_CHUNK)
             handle.flush()
             if fsync:
                 os.fsync(handle.fileno())

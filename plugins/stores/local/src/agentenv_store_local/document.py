@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -162,21 +162,30 @@ class SqliteDocumentStore(DocumentStore):
 
     def put(self, collection: str, doc_id: str, doc: dict[str, Any]) -> None:
         """Insert or replace the document; it becomes the newest of its collection."""
-        _check_names(collection, doc_id)
-        text = _dump(doc, collection, doc_id)
+        check_names(collection, doc_id)
+        text = dump_document(doc, collection, doc_id)
         with self._write() as conn:
-            (seq,) = conn.execute(
-                "UPDATE agentenv_sequence SET value = value + 1 WHERE id = 1 RETURNING value"
+            _upsert(conn, collection, doc_id, text)
+
+    def put_if(self, collection: str, doc_id: str, doc: dict[str, Any], expected: dict[str, Any] | None) -> bool:
+        """Write only if the stored document still equals `expected` (None: only if there is none).
+
+        The read and the write share one `BEGIN IMMEDIATE` transaction, so no other writer, thread or
+        process, can slip in between them.
+        """
+        check_names(collection, doc_id)
+        text = dump_document(doc, collection, doc_id)
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT doc FROM agentenv_documents WHERE collection = ? AND id = ?", (collection, doc_id)
             ).fetchone()
-            conn.execute(
-                "INSERT INTO agentenv_documents (collection, id, doc, updated_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (collection, id) "
-                "DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at",
-                (collection, doc_id, text, seq),
-            )
+            if not same_document(None if row is None else _load(row[0]), expected):
+                return False
+            _upsert(conn, collection, doc_id, text)
+            return True
 
     def get(self, collection: str, doc_id: str) -> dict[str, Any] | None:
-        _check_names(collection, doc_id)
+        check_names(collection, doc_id)
         with self._lock:
             row = (
                 self._connection()
@@ -192,9 +201,8 @@ class SqliteDocumentStore(DocumentStore):
         self, collection: str, where: dict[str, Any] | None = None, *, limit: int | None = None
     ) -> list[dict[str, Any]]:
         """Documents whose top-level fields equal `where` (JSON equality), most recently written first."""
-        _check_names(collection)
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-            raise ValueError(f"limit must be a non-negative integer or None, got {limit!r}")
+        check_names(collection)
+        check_limit(limit)
         if limit == 0:
             return []
         clauses, params, leftover = _compile_where(where or {})
@@ -205,30 +213,116 @@ class SqliteDocumentStore(DocumentStore):
             sql += f" LIMIT {limit}"
         with self._lock:
             rows = self._connection().execute(sql, (collection, *params)).fetchall()
-        out: list[dict[str, Any]] = []
-        for (text,) in rows:
-            doc = _load(text)
-            if all(field in doc and json_equal(doc[field], value) for field, value in leftover.items()):
-                out.append(doc)
-                if limit is not None and len(out) >= limit:
-                    break
-        return out
+        return newest_matches((text for (text,) in rows), leftover, limit)
 
     def delete(self, collection: str, doc_id: str) -> bool:
-        _check_names(collection, doc_id)
+        check_names(collection, doc_id)
         with self._write() as conn:
             cur = conn.execute("DELETE FROM agentenv_documents WHERE collection = ? AND id = ?", (collection, doc_id))
             return cur.rowcount > 0
 
 
-def _check_names(collection: str, doc_id: str | None = None) -> None:
+def check_names(collection: str, doc_id: str | None = None) -> None:
+    """ValueError unless the collection (and document id) are non-empty strings."""
     if not isinstance(collection, str) or not collection:
         raise ValueError(f"collection must be a non-empty string, got {collection!r}")
     if doc_id is not None and (not isinstance(doc_id, str) or not doc_id):
         raise ValueError(f"document id must be a non-empty string, got {doc_id!r}")
 
 
-def _dump(doc: dict[str, Any], collection: str, doc_id: str) -> str:
+def _upsert(conn: sqlite3.Connection, collection: str, doc_id: str, text: str) -> None:
+    """Insert or replace one document inside the caller's write transaction, as the newest."""
+    (seq,) = conn.execute("UPDATE agentenv_sequence SET value = value + 1 WHERE id = 1 RETURNING value").fetchone()
+    conn.execute(
+        "INSERT INTO agentenv_documents (collection, id, doc, updated_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (collection, id) "
+        "DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at",
+        (collection, doc_id, text, seq),
+    )
+
+
+def check_limit(limit: int | None) -> None:
+    """ValueError unless `limit` is None or a non-negative integer."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ValueError(f"limit must be a non-negative integer or None, got {limit!r}")
+
+
+def check_where(where: dict[str, Any] | None) -> dict[str, Any]:
+    """`where` as a dict of field name → JSON value; TypeError naming the bad part otherwise."""
+    if where is None:
+        return {}
+    if not isinstance(where, dict):
+        raise TypeError(f"where must be a dict of field → value, got {type(where).__name__}")
+    for field, value in where.items():
+        if not isinstance(field, str):
+            raise TypeError(f"where keys must be field names (str), got {field!r}")
+        _check_json_value(field, value)
+    return where
+
+
+def check_query(collection: str, where: dict[str, Any] | None, limit: int | None) -> dict[str, Any]:
+    """Check a query's arguments; its conditions (`where` as a dict)."""
+    check_names(collection)
+    check_limit(limit)
+    return check_where(where)
+
+
+def query_page_size(limit: int | None, where: dict[str, Any], page_size: int) -> int:
+    """Documents to read a page: no more than `limit` when no condition can drop any of them."""
+    return page_size if limit is None or where else max(1, min(limit, page_size))
+
+
+def newest_matches(texts: Iterable[str], where: dict[str, Any], limit: int | None) -> list[dict[str, Any]]:
+    """The documents (JSON texts, newest first, read lazily page by page) that match `where`, up to `limit`."""
+    out: list[dict[str, Any]] = []
+    if limit == 0:
+        return out
+    for text in texts:
+        doc = _load(text)
+        if matches(doc, where):
+            out.append(doc)
+            if limit is not None and len(out) >= limit:
+                break
+    return out
+
+
+class PagedQueries:
+    """`query` for document stores that can list a collection newest first, page by page: the store gives
+    `_newest(collection, page)` (JSON texts, read lazily) and `page_size`; the filtering, the limit and the
+    argument checks are the same for every such store."""
+
+    page_size: int = 1000
+
+    def _newest(self, collection: str, page: int) -> Iterator[str]:
+        raise NotImplementedError(f"{type(self).__name__} must define _newest(collection, page)")
+
+    def query(
+        self, collection: str, where: dict[str, Any] | None = None, *, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Documents whose top-level fields equal `where` (JSON equality), most recently written first."""
+        conditions = check_query(collection, where, limit)
+        if limit == 0:
+            return []
+        page = query_page_size(limit, conditions, self.page_size)
+        return newest_matches(self._newest(collection, page), conditions, limit)
+
+
+def load_document(text: str) -> dict[str, Any]:
+    """A stored document's JSON text as a dict."""
+    return _load(text)
+
+
+def matches(doc: dict[str, Any], where: dict[str, Any]) -> bool:
+    """Whether every field of `where` is in `doc` with a JSON-equal value (the query filter)."""
+    return all(field in doc and json_equal(doc[field], value) for field, value in where.items())
+
+
+def same_document(stored: dict[str, Any] | None, expected: dict[str, Any] | None) -> bool:
+    """The compare of compare-and-set: both absent, or both present and JSON-equal."""
+    return stored is None if expected is None else stored is not None and json_equal(stored, expected)
+
+
+def dump_document(doc: dict[str, Any], collection: str, doc_id: str) -> str:
     """Compact JSON; non-ASCII kept as is so SQLite's JSON paths match keys literally."""
     if not isinstance(doc, dict):
         raise TypeError(f"document {collection}/{doc_id} must be a dict, got {type(doc).__name__}")
@@ -249,15 +343,10 @@ def _compile_where(where: dict[str, Any]) -> tuple[list[str], list[Any], dict[st
     JSON types are compared strictly: `True` does not match `1`, and `None` matches an explicit null
     only, not a missing field.
     """
-    if not isinstance(where, dict):
-        raise TypeError(f"where must be a dict of field → value, got {type(where).__name__}")
     clauses: list[str] = []
     params: list[Any] = []
     leftover: dict[str, Any] = {}
-    for field, value in where.items():
-        if not isinstance(field, str):
-            raise TypeError(f"where keys must be field names (str), got {field!r}")
-        _check_json_value(field, value)
+    for field, value in check_where(where).items():
         # A key that JSON would escape cannot be written as a literal SQLite JSON path label.
         if json.dumps(field, ensure_ascii=False)[1:-1] != field:
             leftover[field] = value

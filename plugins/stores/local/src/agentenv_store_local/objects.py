@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agentenv.contracts import ObjectStore
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentenv_store_local._files import TMP_PREFIX, as_bytes, atomic_write, resolve_path, typed_settings
+from agentenv_store_local._files import COPY_CHUNK, TMP_PREFIX, as_bytes, atomic_write, resolve_path, typed_settings
 
 _PUT_ATTEMPTS = 5
 
@@ -63,6 +63,15 @@ def check_key(key: str) -> list[str]:
     return segments
 
 
+def check_range(start: int, end: int | None) -> None:
+    """ValueError unless [start, end) is a byte range: non-negative integers, `end` None (to the end) or ≥ start."""
+    for name, value in (("start", start), ("end", end)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ValueError(f"{name} of a ranged read must be a non-negative integer, got {value!r}")
+    if end is not None and end < start:
+        raise ValueError(f"end ({end}) of a ranged read must not be before start ({start})")
+
+
 class FilesystemObjectStore(ObjectStore):
     """Trajectories, snapshots and other blobs as files under `root`."""
 
@@ -79,8 +88,14 @@ class FilesystemObjectStore(ObjectStore):
         return self.root.joinpath(*check_key(key))
 
     def put(self, key: str, data: bytes) -> None:
+        self._store(key, as_bytes(data, f"object {key!r}"))
+
+    def put_stream(self, key: str, source: BinaryIO) -> None:
+        """Copy `source` into the object in chunks (large objects never sit in memory whole)."""
+        self._store(key, source)
+
+    def _store(self, key: str, payload: bytes | BinaryIO) -> None:
         path = self.path_of(key)
-        payload = as_bytes(data, f"object {key!r}")
         # Write first and make the folder only when it is missing (most puts land in an existing one); a
         # concurrent delete may prune the folder between mkdir and the write, so try again then.
         for attempt in range(_PUT_ATTEMPTS):
@@ -90,12 +105,18 @@ class FilesystemObjectStore(ObjectStore):
                 atomic_write(path, payload, fsync=typed_settings(self.settings, FilesystemSettings).fsync)
                 return
             except (FileExistsError, NotADirectoryError, IsADirectoryError) as exc:
-                raise ValueError(self._conflict(key)) from exc
+                # A concurrent delete pruning the folder mid-`mkdir` looks like a clash too: retry unless it is one.
+                conflict = self._conflict(key)
+                if conflict is not None:
+                    raise ValueError(conflict) from exc
+                if attempt == _PUT_ATTEMPTS - 1:
+                    raise
             except FileNotFoundError:
                 if attempt == _PUT_ATTEMPTS - 1:
                     raise
 
-    def _conflict(self, key: str) -> str:
+    def _conflict(self, key: str) -> str | None:
+        """Why `key` cannot be a file here (an object at a prefix, or a folder at the key); None: no clash."""
         segments = key.split("/")
         for i in range(1, len(segments)):
             prefix = "/".join(segments[:i])
@@ -104,6 +125,8 @@ class FilesystemObjectStore(ObjectStore):
                     f"cannot store object {key!r}: object {prefix!r} exists, and the filesystem store "
                     "cannot hold an object and a folder of the same name; delete it or pick another key"
                 )
+        if not self.root.joinpath(*segments).is_dir():
+            return None
         return (
             f"cannot store object {key!r}: other objects use it as a prefix ({key + '/'!r}), and the "
             "filesystem store cannot hold an object and a folder of the same name; pick another key"
@@ -115,6 +138,26 @@ class FilesystemObjectStore(ObjectStore):
             return path.read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise KeyError(key) from None
+
+    def get_stream(self, key: str, sink: BinaryIO, start: int = 0, end: int | None = None) -> int:
+        """Copy bytes [start, end) of the object to `sink` in chunks; the count copied."""
+        check_range(start, end)
+        try:
+            handle = self.path_of(key).open("rb")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise KeyError(key) from None
+        with handle:
+            handle.seek(start)
+            left = None if end is None else max(0, end - start)
+            copied = 0
+            while left is None or left > 0:
+                chunk = handle.read(COPY_CHUNK if left is None else min(COPY_CHUNK, left))
+                if not chunk:
+                    break
+                sink.write(chunk)
+                copied += len(chunk)
+                left = None if left is None else left - len(chunk)
+            return copied
 
     def list(self, prefix: str = "") -> list[str]:
         """Keys starting with `prefix` (a plain string prefix, as in S3), sorted."""
