@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from agentenv_gateway.auth import (
+    ANONYMOUS,
     AuthConfigError,
     check_bind,
     host_is_local,
@@ -72,4 +73,4 @@ def test_role_for():
     assert role_for("bearer t1", by_token) == "support"
     assert role_for("Bearer nope", by_token) is None
     assert role_for("Basic t1", by_token) is None
-    assert role_for(None, by_token) is None
+    assert role_for(None, by_token) == ANONYMOUS  # may read the public card only
