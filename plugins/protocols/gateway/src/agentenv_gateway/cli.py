@@ -48,6 +48,13 @@ def serve(
         typer.Option("--settings-file", help="JSON object: env name → that env's settings."),
     ] = None,
     seed: Annotated[int, typer.Option(help="World seed.")] = 0,
+    reset_to: Annotated[
+        str,
+        typer.Option(
+            "--reset-to",
+            help="What data/reset without `to` means: loaded (back to the last load) or empty (the reference's).",
+        ),
+    ] = "loaded",
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
     """Serve ENVS as one world: card, MCP at /mcp, JSON-RPC at /agentenv, REST at /rest, OpenAPI."""
@@ -72,7 +79,7 @@ def serve(
             )
         env_settings = _read_settings(settings_file) if settings_file else None
         world = build_world(envs, artifacts=artifact, roles=roles or None, seed=seed, settings=env_settings)
-        app = build_app(world, tokens=tokens or None, upstreams=upstream or None, url=url)
+        app = build_app(world, tokens=tokens or None, upstreams=upstream or None, url=url, reset_to=reset_to)
     except (AuthConfigError, WorldError, ArtifactError, UpstreamError, ValueError) as exc:
         fail(str(exc), code=2)
         return
