@@ -50,9 +50,9 @@ def card_rows(status: int, card: Any, served_tools: list[dict[str, Any]] | None)
     ext_ok = isinstance(extensions, list) and all(
         isinstance(e, dict) and _nonempty_str(e.get("uri")) for e in extensions
     )
-    rows.append(
-        row("capabilities.extensions", ext_ok, "a list of {uri, …}" if ext_ok else "missing, or an entry has no uri")
-    )
+    ext_detail = "a list of {uri, …}" if ext_ok else "an entry has no uri"
+    ext_detail = "none advertised" if extensions is None else ext_detail
+    rows.append(row("capabilities.extensions", extensions is None or ext_ok, ext_detail))
     rows.append(_operations_row(capabilities.get("operations")))
     children = card.get("children_environments")
     children_ok = isinstance(children, list) and all(
