@@ -9,6 +9,8 @@ the CI script filled it (offline), else from the package index, as `tests/test_m
 - our `agentenv tools --url` and `agentenv env validate` against their echo and mail envs, and against a
   leaf env written with their SDK that has the data plane (`reference/notes_server.py`);
 - their `hello` bundle (a JSON-array task, no `bundle.toml`) run by `agentenv run` (needs Docker);
+- their env validator steps (`verify_env_card`, `verify_env_core_protocol`, `reference/validator_steps.py`)
+  against our served slack + email + helpdesk world, with and without tokens;
 - A2A 0.3 both ways: their SDK's 0.3 client against our served agent, our `a2a` agent kind against a 0.3
   agent on their SDK.
 """
@@ -42,6 +44,8 @@ REFERENCE_PACKAGES = [
     "a2a-sdk[http-server]==0.3.26",
 ]
 FRAMEWORK = "agentenv-framework==0.9.1364"
+STEP_PACKAGES = ["packaging>=22", "pymongo>=4.7", "pyyaml>=6.0", "modal>=1.5.2.dev22", "regex>=2023.12.25"]
+"""What importing the framework's validator steps needs (its other SDKs, e2b, litellm, …, are left out)."""
 CARD = "/.well-known/agent-env.json"
 
 
@@ -189,6 +193,54 @@ def test_validate_a_reference_env_with_a_data_plane(reference_python: Path) -> N
         assert added.returncode == 0, added.stderr
         parts = httpx.post(f"{url}/agentenv", json={"jsonrpc": "2.0", "id": 1, "method": "data/get"}).json()
         assert parts["result"]["parts"][0]["data"]["notes"][-1]["text"] == "from agentenv"
+
+
+# ---- their validator steps against our world -------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def steps_python(reference_python: Path, framework: zipfile.ZipFile) -> Path:
+    """The reference venv with agentenv-framework itself (no deps) and what its validator steps import."""
+    done = subprocess.run(
+        [str(reference_python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *_pip_sources(),
+         *STEP_PACKAGES],
+        capture_output=True, text=True, env=_clean_env(), timeout=900,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = subprocess.run(
+        [str(reference_python), "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
+         str(framework.filename)],
+        capture_output=True, text=True, env=_clean_env(), timeout=900,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return reference_python
+
+
+def their_verdicts(python: Path, url: str, home: Path, token: str | None = None) -> dict[str, Any]:
+    home.mkdir()
+    done = subprocess.run([str(python), str(SCRIPTS / "validator_steps.py"), url, *([token] if token else [])],
+                          capture_output=True, text=True, env=_clean_env(HOME=str(home)), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    verdicts: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return verdicts
+
+
+@pytest.mark.parametrize("with_tokens", [False, True])
+def test_their_env_validator_steps_pass_on_our_world(steps_python: Path, tmp_path: Path, with_tokens: bool) -> None:
+    from agentenv_gateway.api import build_app, serve_in_thread
+    from agentenv_runtime.world.build import build_world
+
+    tokens = {"support": "tok-s", "control": "tok-c"} if with_tokens else None
+    world = build_world("slack,email,helpdesk", artifacts=["acme"], roles={"support": {"deny": ["issue_refund"]}})
+    with serve_in_thread(build_app(world, tokens=tokens)) as url:
+        verdicts = their_verdicts(steps_python, url, tmp_path / "home", "tok-c" if with_tokens else None)
+    card = verdicts["environment_card"]["validated_environment_card"]
+    assert card["accessible"] and all(field["present"] for field in card["required_fields"].values())
+    assert card["children_count"] == 3
+    assert {"urn:agentenv:clock/v1", "urn:agentenv:state/v1"} <= set(card["extensions"])
+    # token-less: every caller is `default` and sees every tool; the control token's view lists no agent tools
+    assert card["tools"] == [] if with_tokens else "issue_refund" in card["tools"]
+    protocol = verdicts["env_core_protocol"]
+    assert protocol["data/add"] == {"supported": True} and protocol["data/get"] == {"supported": True}
+    assert protocol["data/reset"]["supported"] is not False  # None: their check cannot tell with three children
 
 
 # ---- their bundle on our runner --------------------------------------------------------------------------------
