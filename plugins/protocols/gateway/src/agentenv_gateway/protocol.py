@@ -14,6 +14,7 @@ from typing import Any
 from agentenv_runtime.world.card import OPERATIONS, build_card
 
 from agentenv_gateway.core import Gateway
+from agentenv_gateway.rest_ext import ROUTES
 from agentenv_gateway.rpc import METHODS
 
 MCP_PATH = "/mcp"
@@ -35,71 +36,44 @@ def interfaces() -> list[dict[str, str]]:
     ]
 
 
-def _ext(uri: str, description: str, methods: dict[str, tuple[str, str]], rpc: list[str]) -> dict[str, Any]:
-    first = next(iter(methods.values()))[1]
-    return {
-        "uri": uri,
-        "description": description,
-        "params": {
-            "endpoint": first,
-            "methods": {name: {"method": verb, "endpoint": path} for name, (verb, path) in methods.items()},
-            "rpc": rpc,
-        },
-        "required": False,
-    }
-
-
-_TOOL_ACCESS = {"disable": ("POST", "/tools/disable"), "enable": ("POST", "/tools/enable")}
-EXTENSIONS: list[dict[str, Any]] = [
-    _ext(
-        "urn:agentenv:clock/v1",
+EXTENSION_TEXT: dict[str, tuple[str, list[str]]] = {
+    # extension → (description, our JSON-RPC methods of it)
+    "clock": (
         "Virtual clock: read (get_time, state), set (set_time), clear; JSON-RPC also advances and runs until idle.",
-        {
-            "get_time": ("GET", "/clock/time"),
-            "set_time": ("PUT", "/clock/set-time"),
-            "clear": ("POST", "/clock/clear"),
-            "state": ("GET", "/clock/state"),
-        },
         ["clock/set", "clock/get", "clock/clear", "clock/advance", "clock/run_until_idle"],
     ),
-    _ext(
-        "urn:agentenv:triggers/v1",
+    "triggers": (
         "World triggers (agentenv trigger definitions): register, remove, clear, state.",
-        {
-            "register": ("POST", "/triggers/register"),
-            "remove": ("POST", "/triggers/remove"),
-            "clear": ("POST", "/triggers/clear"),
-            "state": ("GET", "/triggers/state"),
-        },
         ["triggers/register", "triggers/remove", "triggers/state"],
     ),
-    _ext(
-        "urn:agentenv:tool-access/v1",
-        "Enable or disable tools per role.",
-        _TOOL_ACCESS,
-        ["access/set", "access/get"],
-    ),
-    _ext("urn:agentenv:disable-tool/v1", "Disable tools for a role.", {"disable": _TOOL_ACCESS["disable"]}, []),
-    _ext("urn:agentenv:enable-tool/v1", "Enable tools for a role.", {"enable": _TOOL_ACCESS["enable"]}, []),
-    _ext(
-        "urn:agentenv:trajectory/v1",
-        "The trajectory of tool calls, trigger firings and access changes (REST: JSONL).",
-        {"get": ("GET", "/trajectory")},
-        ["trajectory/get"],
-    ),
-    _ext(
-        "urn:agentenv:state/v1",
+    "tool-access": ("Enable or disable tools per role.", ["access/set", "access/get"]),
+    "disable-tool": ("Disable tools for a role.", []),
+    "enable-tool": ("Enable tools for a role.", []),
+    "trajectory": ("The trajectory of tool calls, trigger firings and access changes (REST: JSONL).",
+                   ["trajectory/get"]),
+    "state": (
         "The world's envs, their tools and the role rules; JSON-RPC also snapshots and restores.",
-        {"get": ("GET", "/state")},
         ["state/snapshot", "state/restore"],
     ),
-    _ext(
-        "urn:agentenv:step/v1",
-        "List or call tools over REST as the caller's role.",
-        {"step": ("POST", "/step")},
-        ["tools/list", "tools/call"],
-    ),
-]
+    "step": ("List or call tools over REST as the caller's role.", ["tools/list", "tools/call"]),
+}
+SHARED_ROUTES = {"disable-tool": ("tool-access", "disable"), "enable-tool": ("tool-access", "enable")}
+"""The reference's one-method tool-access extensions, served by our tool-access routes."""
+
+
+def _extension(name: str, description: str, rpc: list[str]) -> dict[str, Any]:
+    owner, only = SHARED_ROUTES.get(name, (name, None))
+    methods = {
+        method: {"method": verb, "endpoint": path}
+        for ext, method, verb, path, _ in ROUTES
+        if ext == owner and only in (None, method)
+    }
+    first = next(iter(methods.values()))["endpoint"]
+    params = {"endpoint": first, "methods": methods, "rpc": rpc}
+    return {"uri": f"urn:agentenv:{name}/v1", "description": description, "params": params, "required": False}
+
+
+EXTENSIONS: list[dict[str, Any]] = [_extension(name, *text) for name, text in EXTENSION_TEXT.items()]
 
 
 def operations(gw: Gateway, role: str | None) -> list[str]:

@@ -152,21 +152,23 @@ async def step(gw: Gateway, body: dict[str, Any], role: str) -> tuple[int, Any]:
     return 200, {"content": content, "structuredContent": structured, "isError": not outcome["ok"]}
 
 
-ROUTES: list[tuple[str, str, Handler]] = [
-    ("/clock/set-time", "PUT", clock_set_time),
-    ("/clock/clear", "POST", clock_clear),
-    ("/clock/time", "GET", clock_time),
-    ("/clock/state", "GET", clock_state),
-    ("/triggers/register", "POST", triggers_register),
-    ("/triggers/remove", "POST", triggers_remove),
-    ("/triggers/clear", "POST", triggers_clear),
-    ("/triggers/state", "GET", triggers_state),
-    ("/trajectory", "GET", trajectory),
-    ("/state", "GET", state),
-    ("/tools/disable", "POST", _tool_access("disable")),
-    ("/tools/enable", "POST", _tool_access("enable")),
-    ("/step", "POST", step),
+ROUTES: list[tuple[str, str, str, str, Handler]] = [
+    # (extension, method name on the card, HTTP verb, path, handler)
+    ("clock", "get_time", "GET", "/clock/time", clock_time),
+    ("clock", "set_time", "PUT", "/clock/set-time", clock_set_time),
+    ("clock", "clear", "POST", "/clock/clear", clock_clear),
+    ("clock", "state", "GET", "/clock/state", clock_state),
+    ("triggers", "register", "POST", "/triggers/register", triggers_register),
+    ("triggers", "remove", "POST", "/triggers/remove", triggers_remove),
+    ("triggers", "clear", "POST", "/triggers/clear", triggers_clear),
+    ("triggers", "state", "GET", "/triggers/state", triggers_state),
+    ("tool-access", "disable", "POST", "/tools/disable", _tool_access("disable")),
+    ("tool-access", "enable", "POST", "/tools/enable", _tool_access("enable")),
+    ("trajectory", "get", "GET", "/trajectory", trajectory),
+    ("state", "get", "GET", "/state", state),
+    ("step", "step", "POST", "/step", step),
 ]
+"""Every REST route of the extensions; the card's advertisement (`protocol.EXTENSIONS`) is made from it."""
 
 
 def routes(gw: Gateway, read_body: Callable[[Any], Awaitable[bytes]]) -> list[Any]:
@@ -197,7 +199,7 @@ def routes(gw: Gateway, read_body: Callable[[Any], Awaitable[bytes]]) -> list[An
 
         return run
 
-    return [Route(path, endpoint(handler), methods=[verb]) for path, verb, handler in ROUTES]
+    return [Route(path, endpoint(handler), methods=[verb]) for _, _, verb, path, handler in ROUTES]
 
 
 def _error(status: int, code: str, message: str, **fields: Any) -> Any:

@@ -55,10 +55,10 @@ class ToolTarget:
         try:
             card = response.json()
         except ValueError:
-            raise TargetError(f"--url {self.base}: the card is not JSON") from None
-        if not isinstance(card, dict):
-            raise TargetError(f"--url {self.base}: the card is not a JSON object")
-        return card
+            card = None
+        if isinstance(card, dict):
+            return card
+        raise TargetError(f"--url {self.base}: the card is not a JSON object")
 
     def _mcp_access(self) -> McpToolAccess:
         if self._mcp is None:
