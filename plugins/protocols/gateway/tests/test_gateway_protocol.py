@@ -339,3 +339,22 @@ def test_tool_access_route_rejects_bad_bodies(served, tokens, payload):
     response = httpx.post(f"{served.url}/tools/disable", json=payload, headers=tokens_of(tokens, "control"))
     assert response.status_code == 400 and response.json()["error"]["field"] in ("role", "tools")
     assert served.world.rbac.state() == before
+
+
+def test_extension_route_bodies_are_bounded(served, tokens):
+    def chunks():
+        yield b'{"role": "support", "tools": ["'
+        yield b"x" * (1024 * 1024)
+        yield b'"]}'
+
+    response = httpx.post(f"{served.url}/tools/disable", content=chunks(), headers=tokens_of(tokens, "control"))
+    assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
+
+
+def test_serve_refuses_a_bad_reset_to():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "agentenv", "serve", "helpdesk", "--reset-to", "sideways"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--reset-to sideways: must be `loaded`" in done.stderr

@@ -35,17 +35,13 @@ from agentenv_gateway.auth import (
     host_is_local,
     role_for,
 )
-from agentenv_gateway.core import MAX_BODY, ROLE_SCOPE_KEY, TOKEN_ROLE_SCOPE_KEY, Gateway, dumps
+from agentenv_gateway.core import MAX_BODY, ROLE_SCOPE_KEY, TOKEN_ROLE_SCOPE_KEY, BodyTooLarge, Gateway, dumps
 from agentenv_gateway.protocol import CHILD_PREFIX, MCP_PATH, REST_PATH, RPC_PATH, served_card
 from agentenv_gateway.upstream import UpstreamConnection, parse_upstream, upstream_env_class
 
 OPENAPI_PATH = "/openapi.json"
 STATUS_BY_CODE = {"invalid_arguments": 400, "forbidden": 403, "unknown_tool": 404, "tool_failed": 500}
 """REST status of a failed tool call by error code; every other code is a rule refusal (422)."""
-
-
-class BodyTooLarge(Exception):
-    pass
 
 
 def attach_upstreams(world: World, upstreams: Mapping[str, str] | Iterable[str]) -> list[UpstreamConnection]:
@@ -93,7 +89,7 @@ class GatewayApp:
                 Route(REST_PATH + "/tools/{name:str}", self.rest_call, methods=["POST"]),
                 Route(OPENAPI_PATH, self.openapi, methods=["GET"]),
                 Route("/health", self.health, methods=["GET"]),
-                *extension_routes(gateway, _read_body_or_empty),
+                *extension_routes(gateway, _read_body),
             ],
             lifespan=self._lifespan,
         )
@@ -251,14 +247,6 @@ async def _read_body(request: Any) -> bytes:
             raise BodyTooLarge
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-async def _read_body_or_empty(request: Any) -> bytes:
-    """A REST extension body; one over the limit reads as empty JSON-less bytes, refused as not an object."""
-    try:
-        return await _read_body(request)
-    except BodyTooLarge:
-        return b"\x00"
 
 
 def _rpc_reply(reply: Any) -> Any:

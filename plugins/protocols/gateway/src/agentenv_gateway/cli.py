@@ -67,6 +67,9 @@ def serve(
     from agentenv_gateway.server import ServeError, serve_forever
     from agentenv_gateway.upstream import UpstreamError
 
+    if reset_to not in ("loaded", "empty"):
+        fail(f"--reset-to {reset_to}: must be `loaded` (back to the last load) or `empty` (clear)", code=2)
+        return
     try:
         roles, tokens = load_role_file(role_file) if role_file else ({}, {})
         tokens |= parse_token_flags(token)

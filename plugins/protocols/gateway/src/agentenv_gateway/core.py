@@ -26,6 +26,10 @@ TOKEN_ROLE_SCOPE_KEY = "agentenv.token_role"
 """The role the request's token opened (a control caller may act as another role)."""
 
 
+class BodyTooLarge(Exception):
+    """A request body over `MAX_BODY` (answered 413)."""
+
+
 class Gateway:
     def __init__(
         self,

@@ -4,7 +4,8 @@ These are the routes and shapes of the reference AgentEnv gateway (`PUT /clock/s
 `POST /tools/disable`, …), served beside our JSON-RPC methods. Each route translates its body into the
 JSON-RPC method of the same extension and runs it through `call_method`, so the role check (control only,
 with tokens), parameter validation and all-or-none behaviour are the JSON-RPC ones. Errors answer
-`{"ok": false, "error": {code, message, field?}}`: 400 bad input, 403 not a control caller, 404 unarmed clock.
+`{"ok": false, "error": {code, message, field?}}`: 400 bad input, 403 not a control caller, 404 unarmed clock,
+413 a body over 1 MiB.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from agentenv_runtime.world.world import GET_TIME
 
-from agentenv_gateway.core import ROLE_SCOPE_KEY, Gateway, dumps
+from agentenv_gateway.core import MAX_BODY, ROLE_SCOPE_KEY, BodyTooLarge, Gateway, dumps
 from agentenv_gateway.rpc import FORBIDDEN, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, call_method
 
 Handler = Callable[[Gateway, dict[str, Any], str], Awaitable[tuple[int, Any]]]
@@ -180,7 +181,10 @@ def routes(gw: Gateway, read_body: Callable[[Any], Awaitable[bytes]]) -> list[An
         async def run(request: Any) -> Any:
             body: Any = {}
             if request.method != "GET":
-                raw = await read_body(request)
+                try:
+                    raw = await read_body(request)
+                except BodyTooLarge:
+                    return _error(413, "too_large", f"request body larger than {MAX_BODY} bytes")
                 try:
                     body = json.loads(raw) if raw.strip() else {}
                 except (json.JSONDecodeError, UnicodeDecodeError):
