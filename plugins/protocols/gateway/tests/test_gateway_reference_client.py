@@ -25,10 +25,12 @@ from agentenv_protocol import (
     EnvironmentCard,
     FilePart,
     GetDataResponse,
+    IntakeDeclaration,
     ResetDataResponse,
     TextPart,
     ToolSession,
     ToolSessionError,
+    intake_fit_check,
 )
 from agentenv_protocol import client as ref
 from agentenv_protocol.types import FileWithBytes, FileWithUri
@@ -89,6 +91,9 @@ def test_card_and_child_cards_validate(open_world: Any) -> None:
         "endpoint": "/clock/set-time",
     }
     assert set(card["capabilities"]["operations"]) >= {"data/reset", "data/add", "data/get"}
+    intake = IntakeDeclaration.model_validate(ref.intake_declaration(card))
+    assert {f.part for f in intake.add or []} == {"data", "text", "file"}
+    assert intake_fit_check(ref.intake_declaration(card), {"tickets": [{"ticket_id": "T-1"}]}) == []
 
 
 def test_reset_add_get_round_trip(open_world: Any) -> None:

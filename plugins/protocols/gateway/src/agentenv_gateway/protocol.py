@@ -73,7 +73,22 @@ def _extension(name: str, description: str, rpc: list[str]) -> dict[str, Any]:
     return {"uri": f"urn:agentenv:{name}/v1", "description": description, "params": params, "required": False}
 
 
-EXTENSIONS: list[dict[str, Any]] = [_extension(name, *text) for name, text in EXTENSION_TEXT.items()]
+INTAKE = {
+    "uri": "urn:agentenv:intake/v1",
+    "description": "What data/add accepts and data/get returns (declaration only).",
+    "params": {
+        "add": [
+            {"part": "data", "format": "json", "load": "additive"},
+            {"part": "text", "format": "json", "mimeTypes": ["application/json"], "load": "additive"},
+            {"part": "file", "format": "agentenv-artifact", "mimeTypes": ["application/json", "application/gzip"],
+             "load": "additive"},
+        ],
+        "get": [{"part": "data", "format": "json"}],
+    },
+    "required": False,
+}
+"""The reference's intake declaration: parts are an artifact document or `{table: [rows]}`; loads add rows."""
+EXTENSIONS: list[dict[str, Any]] = [_extension(name, *text) for name, text in EXTENSION_TEXT.items()] + [INTAKE]
 
 
 def operations(gw: Gateway, role: str | None) -> list[str]:
