@@ -205,6 +205,9 @@ def test_files_by_uri(serve, tmp_path: Path):
         assert handle.world.query("slack", "SELECT 1 FROM conversations WHERE id = 'C_HTTP'")
         odd = rpc(handle.url, "data/add", {"parts": [{"kind": "file", "file": {"uri": "ftp://x/y.json"}}]})
         assert odd["error"]["data"]["field"] == "parts.0.file.uri"
+        # a URL on this very server is fetched without blocking it (the fetch is awaited, not run in the world)
+        itself = rpc(handle.url, "data/add", {"parts": [{"kind": "file", "file": {"uri": f"{handle.url}/health"}}]})
+        assert itself["error"]["data"]["field"].startswith("parts.0.file"), itself
 
 
 def test_file_uris_are_refused_with_tokens(served, tokens, tmp_path: Path):

@@ -3,8 +3,8 @@
 The reference protocol's `data/add` carries only `parts` (no env): a part names its env in
 `metadata.env`, or is an artifact document (which names its env), or goes to the world's only env; the
 caller may still name one env for every part (`params.env`). Files come inline (`bytes`, base64) or by
-`uri`: `data:` URIs, `http(s)://` (fetched by the server) and, on a token-less loopback server only,
-`file://` paths on this machine.
+`uri`: `data:` URIs, `http(s)://` (fetched by the server, awaited before the world is touched:
+`fetch_uris`) and, on a token-less loopback server only, `file://` paths on this machine.
 """
 
 from __future__ import annotations
@@ -82,8 +82,6 @@ def _file_bytes(where: str, file: FileContent | FileReference, *, local_files: b
             return unquote_to_bytes(payload)
         except (binascii.Error, ValueError):
             raise PartError(f"{where}.uri", "the data: URI's payload is not valid base64") from None
-    if uri.startswith(("http://", "https://")):
-        return _fetch(f"{where}.uri", uri)
     if uri.startswith("file://"):
         if not local_files:
             raise PartError(f"{where}.uri", "file:// URIs are read only by token-less (loopback) servers; send bytes")
@@ -98,15 +96,33 @@ def _file_bytes(where: str, file: FileContent | FileReference, *, local_files: b
     raise PartError(f"{where}.uri", f"unsupported URI scheme in {uri[:60]!r}: use data:, http(s):// or file://")
 
 
-def _fetch(field: str, uri: str) -> bytes:
+async def fetch_uris(parts: list[Any]) -> list[Any]:
+    """The parts with every `http(s)://` file fetched into inline bytes, before the world is touched: the
+    fetch awaits on the event loop (a slow or self-referring URL blocks nothing), the load stays synchronous."""
+    import httpx
+
+    fetched = list(parts)
+    async with httpx.AsyncClient(timeout=60.0, follow_redirects=True) as http:
+        for index, part in enumerate(parts):
+            file = getattr(part, "file", None)
+            if not isinstance(file, FileReference) or not file.uri.startswith(("http://", "https://")):
+                continue
+            raw = await _fetch(http, f"parts.{index}.file.uri", file.uri)
+            encoded = base64.b64encode(raw).decode()
+            inline = FileContent(bytes=encoded, name=file.name or file.uri, mimeType=file.mimeType)
+            fetched[index] = part.model_copy(update={"file": inline})
+    return fetched
+
+
+async def _fetch(http: Any, field: str, uri: str) -> bytes:
     import httpx
 
     try:
-        with httpx.stream("GET", uri, timeout=60.0, follow_redirects=True) as response:
+        async with http.stream("GET", uri) as response:
             if response.status_code != 200:
                 raise PartError(field, f"GET {uri} answered HTTP {response.status_code}")
             chunks, size = [], 0
-            for chunk in response.iter_bytes():
+            async for chunk in response.aiter_bytes():
                 size += len(chunk)
                 if size > MAX_FETCH:
                     raise PartError(field, f"{uri} is larger than {MAX_FETCH} bytes")

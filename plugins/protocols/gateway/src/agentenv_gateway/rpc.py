@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,7 +20,7 @@ from agentenv_runtime.world.world import GET_TIME, WorldError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentenv_gateway.core import Gateway
-from agentenv_gateway.parts import Part, PartError, load_parts
+from agentenv_gateway.parts import Part, PartError, fetch_uris, load_parts
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -286,17 +286,26 @@ def tools_call(gw: Gateway, params: ToolsCallParams, role: str) -> dict[str, Any
     return gw.world.call(params.name, params.arguments, role).to_dict()
 
 
+async def fetch_part_uris(params: AddParams) -> AddParams:
+    try:
+        return params.model_copy(update={"parts": await fetch_uris(params.parts)})
+    except PartError as exc:
+        raise invalid(exc.field, exc.message) from None
+
+
 @dataclass(frozen=True)
 class Method:
     params: type[BaseModel]
     run: Callable[[Gateway, Any, str], Any]
     control: bool = True
     """Only control roles may call it when tokens are configured."""
+    prepare: Callable[[Any], Awaitable[Any]] | None = None
+    """Awaited on the event loop before `run` (network input, such as files by URL), outside the world lock."""
 
 
 METHODS: dict[str, Method] = {
     "data/reset": Method(ResetParams, data_reset),
-    "data/add": Method(AddParams, data_add),
+    "data/add": Method(AddParams, data_add, prepare=fetch_part_uris),
     "data/get": Method(GetParams, data_get),
     "clock/set": Method(ClockSetParams, clock_set),
     "clock/get": Method(NoParams, clock_get),
@@ -375,6 +384,8 @@ async def _dispatch(gw: Gateway, method_name: str, raw_params: Any, role: str) -
         params = method.params.model_validate(raw_params)
     except ValidationError as exc:
         raise _params_error(exc) from None
+    if method.prepare is not None:
+        params = await method.prepare(params)
     return await gw.run(method.run, gw, params, role)
 
 
