@@ -69,7 +69,7 @@ def test_each_field_without_a_counterpart_is_named() -> None:
     steps = [
         {"id": "env", "type": "deploy_env", "env_id": "helpdesk", "gateway_mode": "consistent", "cpu": 2},
         {"id": "check", "type": "env_outcome_verifier", "env_id": "helpdesk", "file_artifact_id": "check_it"},
-        {"id": "t", "type": "register_env_triggers", "env_id": "nowhere", "triggers": [{"type": "action"}]},
+        {"id": "t", "type": "register_env_triggers", "env_id": "nowhere", "triggers": [{"when": {"type": "state"}}]},
         {"id": "odd", "type": "no_such_step"},
         {"id": "retry", "type": "reset_env", "env_id": "helpdesk", "retry_config": {"retry_from_step_id": "env"}},
     ]
@@ -78,13 +78,27 @@ def test_each_field_without_a_counterpart_is_named() -> None:
     assert "step 'env' (deploy_env): field `gateway_mode`" in text and "field `cpu`" in text
     assert "step 'check' (env_outcome_verifier): field `file_artifact_id`" in text
     assert "step 't' (register_env_triggers): field `env_id`: no step of this task deploys env 'nowhere'" in text
-    assert "field `triggers`: the reference trigger language is not translated" in text
+    assert "field `triggers.0.when.type: 'state' triggers have no counterpart" in text
     assert "step 'odd' (no_such_step): the step type has no counterpart" in text
     assert next(s for s in imported.task["steps"] if s["id"] == "retry")["retry"] == {"from": "env", "times": 1}
     with pytest.raises(ReferenceTaskError, match="non-empty JSON array"):
         import_reference_task({"steps": []}, name="x")
     with pytest.raises(ReferenceTaskError, match=r"steps\[0\]"):
         import_reference_task([{"type": "deploy_env"}], name="x")
+
+
+def test_reference_triggers_are_translated() -> None:
+    theirs = {"id": "t1", "when": {"type": "action", "tool": "get_ticket"},
+              "actions": [{"type": "permission", "action": "enable", "role": "support", "tools": ["issue_refund"]}]}
+    steps = [{"id": "env", "type": "deploy_env", "env_id": "helpdesk"},
+             {"id": "rules", "type": "register_env_triggers", "env_id": "helpdesk", "triggers": [theirs]}]
+    imported = import_reference_task(steps, name="x")
+    assert imported.unmapped == []
+    rules = imported.task["steps"][1]
+    assert rules["env"] == "env" and rules["triggers"][0]["kind"] == "tool_call"
+    steps[1]["triggers"] = [{"id": "t2", "when": {"type": "website", "app": "shop"}, "actions": []}]
+    text = "\n".join(import_reference_task(steps, name="x").unmapped)
+    assert "step 'rules' (register_env_triggers): field `triggers.0.when.type: 'website' triggers" in text
 
 
 def test_reading_a_reference_file_refuses_unmapped_fields(tmp_path: Path) -> None:

@@ -361,3 +361,20 @@ def test_serve_refuses_a_bad_reset_to():
     done = subprocess.run([sys.executable, "-m", "agentenv", "serve", "helpdesk", "--reset-to", "sideways"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--reset-to sideways: must be `loaded`" in done.stderr
+
+
+def test_trigger_route_takes_the_reference_trigger_language(served, tokens):
+    auth = tokens_of(tokens, "control")
+    theirs = {"id": "lock", "when": {"type": "action", "tool": "get_ticket", "roles": ["support"]},
+              "actions": [{"type": "permission", "action": "disable", "role": "support", "tools": ["get_order"]}]}
+    registered = httpx.post(f"{served.url}/triggers/register", json={"triggers": [theirs]}, headers=auth)
+    assert registered.status_code == 200, registered.text
+    assert served.world.triggers["lock"].definition.kind == "tool_call"
+    support = tokens_of(tokens, "support")
+    httpx.post(f"{served.url}/rest/tools/get_ticket", json={"ticket_id": "TCK-9001"}, headers=support)
+    assert not served.world.rbac.permits("support", "get_order")
+    untranslatable = {"id": "nl", "when": {"type": "action", "tool": "get_ticket"},
+                      "actions": [{"type": "nl", "instruction": "reply"}]}
+    refused = httpx.post(f"{served.url}/triggers/register", json={"triggers": [untranslatable]}, headers=auth)
+    assert refused.status_code == 400 and refused.json()["error"]["field"] == "triggers.0.actions.0.type"
+    assert "nl" not in served.world.triggers

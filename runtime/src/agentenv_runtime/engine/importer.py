@@ -243,12 +243,18 @@ def _modify_env_tool_access(s: _Step) -> None:
 
 def _triggers(s: _Step, owner: str | None, owner_key: str) -> None:
     s.put(owner_key, owner)
-    triggers = s.take("triggers") or []
-    if all(isinstance(t, dict) and {"id", "kind", "actions"} <= set(t) for t in triggers):
-        s.put("triggers", triggers)
-    else:
-        s.out.unmapped.append(f"{s.label}: field `triggers`: the reference trigger language is not translated; "
-                              "write them as agentenv triggers ({id, kind, when, actions})")
+    from agentenv_runtime.world.reference_triggers import is_reference_trigger, translate
+
+    ours = []
+    for index, trigger in enumerate(s.take("triggers") or []):
+        if not is_reference_trigger(trigger):
+            ours.append(trigger)  # already ours ({id, kind, when, actions}); checked when the step runs
+            continue
+        translated, problems = translate(trigger, where=f"triggers.{index}")
+        s.out.unmapped += [f"{s.label}: field `{problem}" for problem in problems]
+        if translated is not None:
+            ours.append(translated)
+    s.put("triggers", ours)
     for key in ("watch_roles", "executor_agent_name", "executor_timeout_seconds", "executor_hours", "await_fired",
                 "await_timeout_seconds"):
         s.skip(key, "no counterpart in agentenv's triggers")

@@ -61,7 +61,19 @@ async def clock_state(gw: Gateway, body: dict[str, Any], role: str) -> tuple[int
 
 
 async def triggers_register(gw: Gateway, body: dict[str, Any], role: str) -> tuple[int, Any]:
-    result = await call_method(gw, "triggers/register", {"triggers": body.get("triggers")}, role)
+    """Ours, or the reference's trigger language where it translates exactly (else 400 naming the field)."""
+    from agentenv_runtime.world.reference_triggers import is_reference_trigger, translate
+
+    triggers = body.get("triggers")
+    if isinstance(triggers, list):
+        for index, trigger in enumerate(list(triggers)):
+            if is_reference_trigger(trigger):
+                translated, problems = translate(trigger, where=f"triggers.{index}")
+                if translated is None:
+                    field = problems[0].split(":", 1)[0]
+                    raise RpcError(INVALID_PARAMS, "; ".join(problems), {"field": field})
+                triggers[index] = translated
+    result = await call_method(gw, "triggers/register", {"triggers": triggers}, role)
     return 200, {"ok": True} | result
 
 
