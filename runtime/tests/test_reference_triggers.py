@@ -10,7 +10,8 @@ def test_an_action_trigger_with_tool_and_permission_actions() -> None:
     theirs = {
         "id": "t1",
         "when": {"type": "action", "tool": "close_ticket", "roles": ["support"],
-                 "where": {"args.ticket_id": {"equals": "TCK-9001"}, "result.status": {"regex": "^closed$"}},
+                 "where": {"args.ticket_id": {"equals": "TCK-9001"}, "result.status": {"regex": "^closed$"},
+                           "result.items[0].sku": {"equals": "B-1"}},
                  "repeat": True},
         "actions": [
             {"type": "tool", "tool": "add_ticket_comment", "args": {"ticket_id": "TCK-9001", "body": "closed"},
@@ -24,7 +25,7 @@ def test_an_action_trigger_with_tool_and_permission_actions() -> None:
     assert ours == {
         "id": "t1", "kind": "tool_call", "repeat": True,
         "when": {"tool": "close_ticket", "role": "support", "args": {"ticket_id": {"equals": "TCK-9001"}},
-                 "result": {"status": {"regex": "^closed$"}}},
+                 "result": {"status": {"regex": "(?-i:^closed$)"}, "items.0.sku": {"equals": "B-1"}}},
         "actions": [
             {"call_tool": {"tool": "add_ticket_comment", "args": {"ticket_id": "TCK-9001", "body": "closed"},
                            "role": "billing_lead"}},
@@ -32,6 +33,7 @@ def test_an_action_trigger_with_tool_and_permission_actions() -> None:
         ],
     }
     world = build_world("helpdesk", artifacts=["acme"], roles={"support": {"tools": ["*"]}})
+    ours["when"]["result"].pop("items.0.sku")  # close_ticket answers no items; the rest must match this call
     world.add_trigger(ours)  # a valid definition of ours
     world.set_clock("2026-11-24T10:00:00Z", mode="frozen")
     assert world.call("close_ticket", {"ticket_id": "TCK-9001", "resolution": "done"}, role="support").ok
@@ -67,3 +69,13 @@ def test_what_does_not_translate_is_named_field_by_field() -> None:
     ]
     state, problems = translate({"id": "s", "when": {"type": "state", "check": {}}, "actions": []})
     assert state is None and problems[0].startswith("trigger.when.type: 'state' triggers have no counterpart")
+
+
+def test_regex_stays_case_sensitive_as_theirs() -> None:
+    from agentenv_runtime.world.triggers import matches
+
+    ours, _ = translate({"id": "r", "when": {"type": "action", "tool": "t", "where": {"args.a": {"regex": "^Closed$"}}},
+                         "actions": []})
+    assert ours is not None
+    predicate = ours["when"]["args"]["a"]
+    assert matches("Closed", predicate) and not matches("closed", predicate)

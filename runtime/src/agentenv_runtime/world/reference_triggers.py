@@ -68,13 +68,21 @@ def _action_when(when: dict[str, Any], at: str, problems: list[str]) -> dict[str
             problems.append(f"{at}.roles: agentenv's tool_call trigger watches one role (or every role)")
     for field, predicate in (when.pop("where", None) or {}).items():
         root, _, path = str(field).partition(".")
-        if root not in ("args", "result") or not path:
-            problems.append(f"{at}.where.{field}: only args.* and result.* paths have a counterpart")
+        if root not in ("args", "result") or not path or "[*]" in path:
+            problems.append(f"{at}.where.{field}: only args.* and result.* paths (no [*]) have a counterpart")
         elif not isinstance(predicate, dict) or not predicate or not set(predicate) <= PREDICATES:
             problems.append(f"{at}.where.{field}: only equals and regex predicates have a counterpart")
         else:
-            ours.setdefault(root, {})[path] = predicate
+            dotted = re.sub(r"\[(\d+)\]", r".\1", path)  # theirs `items[0].sku`, ours `items.0.sku`
+            ours.setdefault(root, {})[dotted] = _predicate(predicate)
     return ours
+
+
+def _predicate(predicate: dict[str, Any]) -> dict[str, Any]:
+    """Their regex is case-sensitive, ours ignores case unless told: the scoped flag keeps theirs exact."""
+    if "regex" in predicate:
+        return {"regex": f"(?-i:{predicate['regex']})"}
+    return dict(predicate)
 
 
 def _time_when(when: dict[str, Any], at: str, problems: list[str]) -> dict[str, Any]:
