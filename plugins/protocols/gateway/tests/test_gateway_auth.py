@@ -84,7 +84,7 @@ def test_acting_role_honours_a_named_role_only_from_trusted_callers():
     assert acting_role("support", " support ", auth=True, control_roles=control) == "support"
     assert acting_role("control", "billing_lead", auth=True, control_roles=control) == "billing_lead"
     assert acting_role("default", "support", auth=False, control_roles=control) == "support"  # token-less, loopback
-    with pytest.raises(RoleRefused, match="honoured only with a control token .*'support' token"):
+    with pytest.raises(RoleRefused, match=r"honoured only with a control token .*'support' token"):
         acting_role("support", "billing_lead", auth=True, control_roles=control)
     with pytest.raises(RoleRefused, match="holds no token"):
         acting_role(ANONYMOUS, "support", auth=True, control_roles=control)
