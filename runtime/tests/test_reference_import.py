@@ -149,3 +149,19 @@ def test_a_reference_bundle_runs_directly(tmp_path: Path) -> None:
     assert [t["score"] for t in summary["tasks"]] == [1.0], summary
     wrong = agentenv("run", str(bundle), "--agent", "wrong_solver", "--json")
     assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+
+
+def test_a_task_file_in_a_bundle_runs_in_that_bundle(tmp_path: Path) -> None:
+    """Relative paths of a task file run directly (`agentenv run B/tasks/T.json`) are the bundle's."""
+    import agentenv_support_desk
+
+    bundles = Path(agentenv_support_desk.__file__).parent / "bundles"
+    bundle = tmp_path / "refund-ref"
+    (bundle / "tasks").mkdir(parents=True)
+    shutil.copytree(bundles / "support-refund" / "agents", bundle / "agents")
+    steps = [{"id": "desk", "type": "deploy_env", "env_id": "helpdesk", "artifact_id": "acme"},
+             {"id": "agent", "type": "deploy_agent", "env_ids": ["helpdesk"], "agent_name": "solver"},
+             {"id": "ticket", "type": "prompt_agent", "agent_name": "solver", "prompt": "TCK-9001 is waiting."}]
+    (bundle / "tasks" / "refund.json").write_text(json.dumps(steps))
+    done = agentenv("run", str(bundle / "tasks" / "refund.json"), "--agent", "solver", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr  # agents/solver.toml found in the bundle, not in tasks/

@@ -69,7 +69,11 @@ def parser() -> argparse.ArgumentParser:
 def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile]]:
     path = Path(target)
     if path.is_file():
-        return None, [read_task(path)]
+        # a task file in a bundle's tasks/ folder runs in that bundle: its relative paths are the bundle's
+        bundle = find_bundle(str(path.parent.parent), get_host()) if path.parent.name == "tasks" else None
+        if bundle is not None and (problems := bundle.requirement_problems(get_host())):
+            raise TaskError("\n".join(problems))
+        return bundle, [read_task(path)]
     host = get_host()
     bundle = find_bundle(target, host)
     problems = bundle.requirement_problems(host)
