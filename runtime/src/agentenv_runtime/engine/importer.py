@@ -229,6 +229,11 @@ def _env_only(s: _Step) -> None:
     s.put("env", s.env("env_id", "env_step_id"))
 
 
+def _env_assessment(s: _Step) -> None:
+    s.put("env", s.env("env_id"))
+    s.put("prompt_step", s.ref("prompt_id", s.names.prompts, "prompt") if s.has("prompt_id") else None)
+
+
 def _modify_env_tool_access(s: _Step) -> None:
     s.put("env", s.env("env_id"))
     s.put("role", s.take("role"))
@@ -560,7 +565,7 @@ CONVERTERS: dict[str, Callable[[_Step], None]] = {
     "aggregate_verifiers": _aggregate,
     "verify_mcp_tool_schema": _env_only,
     "verify_spec_conformance": _env_only,
-    "verify_mcp_env_assessment": _env_only,
+    "verify_mcp_env_assessment": _env_assessment,
     "validation_gate_aggregator": _gate,
     "verify_env_card": _env_only,
     "verify_env_core_protocol": _env_only,
