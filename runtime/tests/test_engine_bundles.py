@@ -166,7 +166,7 @@ def test_unknown_bundle_lists_installed_ones(cli: Path, agentenv: Agentenv) -> N
     result = agentenv("run", "no-such-bundle")
     assert result.returncode == 2
     assert result.stderr == (
-        "error: no bundle 'no-such-bundle': not a folder with bundle.toml, nor an installed bundle "
+        "error: no bundle 'no-such-bundle': not a folder with bundle.toml or tasks/, nor an installed bundle "
         f"({FIXTURE_BUNDLE})\n"
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from agentenv_gateway.auth import (
+    ANONYMOUS,
     AuthConfigError,
     check_bind,
     host_is_local,
@@ -72,4 +73,18 @@ def test_role_for():
     assert role_for("bearer t1", by_token) == "support"
     assert role_for("Bearer nope", by_token) is None
     assert role_for("Basic t1", by_token) is None
-    assert role_for(None, by_token) is None
+    assert role_for(None, by_token) == ANONYMOUS  # may read the public card only
+
+
+def test_acting_role_honours_a_named_role_only_from_trusted_callers():
+    from agentenv_gateway.auth import RoleRefused, acting_role
+
+    control = frozenset({"control"})
+    assert acting_role("support", None, auth=True, control_roles=control) == "support"
+    assert acting_role("support", " support ", auth=True, control_roles=control) == "support"
+    assert acting_role("control", "billing_lead", auth=True, control_roles=control) == "billing_lead"
+    assert acting_role("default", "support", auth=False, control_roles=control) == "support"  # token-less, loopback
+    with pytest.raises(RoleRefused, match=r"honoured only with a control token .*'support' token"):
+        acting_role("support", "billing_lead", auth=True, control_roles=control)
+    with pytest.raises(RoleRefused, match="holds no token"):
+        acting_role(ANONYMOUS, "support", auth=True, control_roles=control)

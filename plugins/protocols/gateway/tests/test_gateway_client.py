@@ -180,7 +180,7 @@ def test_errors_are_world_errors_that_say_what_happened(served: Any, remote: Rem
 
 def test_wait_for_card(served: Any) -> None:
     card = wait_for_card(served.url, TOKENS["control"], timeout=5)
-    assert card["url"] == served.url
+    assert card["url"] == "/agentenv"
     with pytest.raises(TimeoutError, match="no Environment Card"):
         wait_for_card("http://127.0.0.1:9", None, timeout=0.2)
     with pytest.raises(RuntimeError, match="exited"):

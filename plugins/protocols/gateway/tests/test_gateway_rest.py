@@ -97,12 +97,12 @@ def test_openapi_document(served, tokens):
 
 def test_card_per_role(served, tokens):
     card = httpx.get(f"{served.url}/.well-known/agent-env.json", headers=auth(tokens, "support")).json()
-    assert card["url"] == served.url
+    assert card["url"] == "/agentenv"  # relative: joined onto the address the card was fetched from
     assert card["protocolVersion"] == "1.0"
     assert card["additionalInterfaces"] == [
-        {"url": f"{served.url}/mcp", "transport": "mcp"},
-        {"url": f"{served.url}/agentenv", "transport": "JSONRPC"},
-        {"url": f"{served.url}/rest", "transport": "HTTP+JSON"},
+        {"url": "/mcp", "transport": "mcp"},
+        {"url": "/agentenv", "transport": "JSONRPC"},
+        {"url": "/rest", "transport": "HTTP+JSON"},
     ]
     names = {t["name"] for t in card["capabilities"]["tools"]}
     assert "issue_refund" not in names and "get_ticket" in names
@@ -110,11 +110,14 @@ def test_card_per_role(served, tokens):
     assert any(e["uri"] == "urn:agentenv:clock/v1" for e in card["capabilities"]["extensions"])
     billing = httpx.get(f"{served.url}/.well-known/agent-env.json", headers=auth(tokens, "billing_lead")).json()
     assert "issue_refund" in {t["name"] for t in billing["capabilities"]["tools"]}
-    assert httpx.get(f"{served.url}/.well-known/agent-env.json").status_code == 401
+    public = httpx.get(f"{served.url}/.well-known/agent-env.json")  # a discovery document: no token needed
+    assert public.status_code == 200 and public.json()["capabilities"]["tools"] == []
+    assert httpx.get(f"{served.url}/rest/tools").status_code == 401  # everything else still needs one
 
 
 def test_public_url_is_advertised(serve):
     with serve(tokens=None, url="https://worlds.example/acme/") as handle:
         card = httpx.get(f"{handle.url}/.well-known/agent-env.json").json()
-        assert card["url"] == "https://worlds.example/acme"
-        assert card["additionalInterfaces"][0]["url"] == "https://worlds.example/acme/mcp"
+        assert card["url"] == "/agentenv" and card["additionalInterfaces"][0]["url"] == "/mcp"
+        spec = httpx.get(f"{handle.url}/openapi.json").json()
+        assert spec["servers"][0]["url"] == "https://worlds.example/acme"

@@ -46,14 +46,20 @@ def rpc(served, tokens):
     return Rpc(served.url, tokens["control"])
 
 
+def export(answer):
+    """`{env: tables}` of a `data/get` answer (`{"parts": [data part per env]}`)."""
+    assert set(answer) == {"parts"}
+    return {part["metadata"]["env"]: part["data"] for part in answer["parts"]}
+
+
 def test_data_get_reset_and_add(served, rpc):
-    loaded = rpc("data/get")
+    loaded = export(rpc("data/get"))
     assert set(loaded) == {"slack", "email", "helpdesk"}
-    assert "TCK-9001" in {t["ticket_id"] for t in rpc("data/get", {"env": "helpdesk"})["helpdesk"]["tickets"]}
+    assert "TCK-9001" in {t["ticket_id"] for t in export(rpc("data/get", {"env": "helpdesk"}))["helpdesk"]["tickets"]}
     served.world.call("update_ticket", {"ticket_id": "TCK-9001", "status": "pending"})
-    assert rpc("data/get", {"env": "helpdesk"}) != {"helpdesk": loaded["helpdesk"]}
+    assert export(rpc("data/get", {"env": "helpdesk"})) != {"helpdesk": loaded["helpdesk"]}
     assert rpc("data/reset")["reset"] is True
-    assert rpc("data/get") == loaded
+    assert export(rpc("data/get")) == loaded
     assert served.world.trajectory.events == []
 
     channel = dict(loaded["slack"]["conversations"][0], id="C_NEW", name="escalations")
@@ -74,10 +80,10 @@ def test_data_get_reset_and_add(served, rpc):
         },
     )
     assert len(result["loaded"]) == 4 and result["loaded"][3].startswith("slack/extra@1.0.0#")
-    ids = {c["id"] for c in rpc("data/get", {"env": "slack"})["slack"]["conversations"]}
+    ids = {c["id"] for c in export(rpc("data/get", {"env": "slack"}))["slack"]["conversations"]}
     assert {"C_DATA", "C_TEXT", "C_FILE", "C_NEW"} <= ids
     rpc("data/reset")  # the added rows are now part of the loaded state
-    assert {"C_DATA", "C_NEW"} <= {c["id"] for c in rpc("data/get", {"env": "slack"})["slack"]["conversations"]}
+    assert {"C_DATA", "C_NEW"} <= {c["id"] for c in export(rpc("data/get", {"env": "slack"}))["slack"]["conversations"]}
     gz_doc = dict(document, data={"conversations": [dict(channel, id="C_GZ", name="gz-part")]})
     gz = base64.b64encode(gzip.compress(json.dumps(gz_doc).encode())).decode()
     assert rpc("data/add", {"env": "slack", "parts": [{"kind": "file", "file": {"bytes": gz, "name": "x.json.gz"}}]})
@@ -86,7 +92,7 @@ def test_data_get_reset_and_add(served, rpc):
 @pytest.mark.parametrize(
     ("params", "field"),
     [
-        ({"parts": [{"kind": "data", "data": {}}]}, "env"),
+        ({"parts": [{"kind": "data", "data": {}}]}, "parts.0"),  # several envs: which one?
         ({"env": "nope", "parts": [{"kind": "data", "data": {}}]}, "env"),
         ({"env": "slack", "parts": []}, "parts"),
         ({"env": "slack", "parts": [{"kind": "data", "data": {"nope": []}}]}, "parts.0.data.nope"),

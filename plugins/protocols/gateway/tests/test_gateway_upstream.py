@@ -68,7 +68,8 @@ def test_upstream_tools_beside_the_world(fronted, mcp):
     ]
     card = httpx.get(f"{url}/.well-known/agent-env.json", headers={"authorization": "Bearer tok-b"}).json()
     assert [c["name"] for c in card["children_environments"]] == ["helpdesk", "weather"]
-    assert sorted(card["children_environments"][1]["tools"]) == ["get_forecast", "weather_get_ticket"]
+    child_tools = card["children_environments"][1]["capabilities"]["tools"]
+    assert sorted(t["name"] for t in child_tools) == ["get_forecast", "weather_get_ticket"]
 
 
 def test_upstream_tools_follow_rbac_and_triggers(fronted):

@@ -73,7 +73,7 @@ def card(
     print(f"{document['name']}  (protocol {document['protocolVersion']})")
     for child in document["children_environments"]:
         loaded = ", ".join(child["artifacts"]) or "no artifact loaded"
-        print(f"  {child['name']} {child['version']}: {len(child['tools'])} tools; {loaded}")
+        print(f"  {child['name']} {child['version']}: {len(child['capabilities']['tools'])} tools; {loaded}")
     print(f"tools ({len(document['capabilities']['tools'])}):")
     for tool in document["capabilities"]["tools"]:
         print(f"  {tool['name']}: {tool['description']}")

@@ -21,7 +21,7 @@ from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
 
-from agentenv_runtime.engine.bundle import Bundle
+from agentenv_runtime.engine.bundle import Bundle, find_bundle
 from agentenv_runtime.engine.engine import StepRecord
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
 from agentenv_runtime.engine.task import TaskError, TaskFile, read_task
@@ -74,7 +74,11 @@ def parser() -> argparse.ArgumentParser:
 def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile]]:
     path = Path(target)
     if path.is_file() and not is_export(target):
-        return None, [read_task(path)]
+        # a task file in a bundle's tasks/ folder runs in that bundle: its relative paths are the bundle's
+        bundle = find_bundle(str(path.parent.parent), get_host()) if path.parent.name == "tasks" else None
+        if bundle is not None and (problems := bundle.requirement_problems(get_host())):
+            raise TaskError("\n".join(problems))
+        return bundle, [read_task(path)]
     host = get_host()
     bundle = find_any_bundle(target, host)
     problems = bundle.requirement_problems(host)

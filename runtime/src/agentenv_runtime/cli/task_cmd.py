@@ -32,3 +32,49 @@ def schema(output: Annotated[Path | None, typer.Option("-o", help="Write to this
         print(f"wrote {output}", file=sys.stderr)
     else:
         print(text)
+
+
+@app.command("import")
+def import_task(
+    file: Annotated[Path, typer.Argument(help="A task file of the reference AgentEnv implementation (JSON array).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write our task file (.toml or .json).")],
+    name: Annotated[str | None, typer.Option(help="Task name (default: the file's stem).")] = None,
+) -> None:
+    """Convert a reference task file into ours, naming every field that has no counterpart (exit 1 if any).
+
+    Entity names (`env_id`, `agent_name`, `sandbox_name`, `prompt_id`, `verifier_id`) become the ids of the
+    steps that deploy them; `{"task_step_id": …}` dependencies become step ids. Run the result with
+    `agentenv run OUT` (in the bundle folder, so relative paths resolve).
+    """
+    import json
+
+    from agentenv.cli.output import fail
+
+    from agentenv_runtime.engine.importer import ReferenceTaskError, import_reference_task
+
+    try:
+        steps = json.loads(file.read_text(encoding="utf-8"))
+        imported = import_reference_task(steps, name=name or file.stem, source=str(file))
+    except OSError as exc:
+        fail(f"{file}: cannot read it ({exc.strerror})", code=2)
+        return
+    except json.JSONDecodeError as exc:
+        fail(f"{file}: not valid JSON ({exc})", code=2)
+        return
+    except ReferenceTaskError as exc:
+        fail(str(exc), code=2)
+        return
+    if out.suffix == ".json":
+        text = json.dumps(imported.task, indent=2) + "\n"
+    else:
+        import tomli_w
+
+        text = tomli_w.dumps(imported.task)
+    out.write_text(text, encoding="utf-8")
+    print(f"wrote {out} ({len(imported.task['steps'])} steps)", file=sys.stderr)
+    for line in imported.notes:
+        print(f"note: {file}: {line}", file=sys.stderr)
+    for line in imported.unmapped:
+        print(f"not mapped: {file}: {line}", file=sys.stderr)
+    if imported.unmapped:
+        raise typer.Exit(1)

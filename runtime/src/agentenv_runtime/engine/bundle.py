@@ -71,8 +71,12 @@ def find_bundle(target: str, host: PluginHost) -> Bundle:
     path = Path(target)
     if (path / "bundle.toml").is_file():
         return read_bundle(path.resolve())
+    if (path / "tasks").is_dir():  # a bundle of the reference implementation: no bundle.toml, nothing to check
+        return Bundle(name=path.resolve().name, path=path.resolve())
     installed = host.registry(kinds.BUNDLES)
     if target in installed:
         return read_bundle(Path(installed[target].obj.path))
     known = ", ".join(sorted(installed)) or "none installed"
-    raise TaskError(f"no bundle {target!r}: not a folder with bundle.toml, nor an installed bundle ({known})")
+    raise TaskError(
+        f"no bundle {target!r}: not a folder with bundle.toml or tasks/, nor an installed bundle ({known})"
+    )

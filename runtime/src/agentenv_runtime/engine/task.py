@@ -69,6 +69,8 @@ def read_task(path: Path) -> TaskFile:
         raise TaskError(f"{path}: cannot read task file ({exc.strerror})") from exc
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise TaskError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from exc
+    if isinstance(data, list):  # the reference implementation's task file: a JSON array of steps
+        data = _imported(path, data)
     data.pop("$schema", None)
     try:
         task = TaskFile.model_validate(data)
@@ -77,6 +79,20 @@ def read_task(path: Path) -> TaskFile:
     task.path = path
     check_graph(task)
     return task
+
+
+def _imported(path: Path, steps: list[Any]) -> dict[str, Any]:
+    """A reference task file as ours; refused while any of its fields has no counterpart (each is named)."""
+    from agentenv_runtime.engine.importer import ReferenceTaskError, read_reference_task
+
+    try:
+        imported = read_reference_task(path, steps)
+    except ReferenceTaskError as exc:
+        raise TaskError(str(exc)) from exc
+    if imported.unmapped:
+        lines = "\n".join(f"{path}: {line}" for line in imported.unmapped)
+        raise TaskError(f"{lines}\n{path}: a reference task file; see `agentenv task import {path} --out task.toml`")
+    return imported.task
 
 
 def _where(path: Path, data: dict[str, Any], err: Any) -> str:

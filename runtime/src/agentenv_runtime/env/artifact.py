@@ -22,6 +22,8 @@ class ArtifactError(ValueError):
 
     index: int = 0
     """Which artifact of a `load_many` failed."""
+    env: str = ""
+    """Which env's load failed, from `World.load_many`."""
 
 
 @dataclass(frozen=True)

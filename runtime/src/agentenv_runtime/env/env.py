@@ -221,7 +221,7 @@ class Env(Environment):
     def load_many(self, artifacts: list[Artifact]) -> None:
         """Load several artifacts, all or none: a failure puts back the state and the reset point (an
         ArtifactError then says which artifact failed in its `index`)."""
-        state, initial, loaded = self.snapshot(), self._initial, list(self.loaded)
+        point = self.load_point()
         try:
             for index, artifact in enumerate(artifacts):
                 try:
@@ -230,9 +230,22 @@ class Env(Environment):
                     exc.index = index
                     raise
         except BaseException:
-            self.restore(state)
-            self._initial, self.loaded = initial, loaded
+            self.back_to(point)
             raise
+
+    def load_point(self) -> tuple[bytes, bytes, list[Artifact]]:
+        """The current state, reset point and loads, for `back_to` (undoing loads across several envs)."""
+        return self.snapshot(), self._initial, list(self.loaded)
+
+    def back_to(self, point: tuple[bytes, bytes, list[Artifact]]) -> None:
+        state, self._initial, loaded = point
+        self.restore(state)
+        self.loaded = list(loaded)
+
+    def clear(self) -> None:
+        """Empty tables and no loads: the state of a fresh instance, which also becomes `reset()`'s."""
+        self.restore(type(self)(self.settings).snapshot())
+        self._initial, self.loaded = self.snapshot(), []
 
     def _load_rows(self, artifact: Artifact) -> None:
         """The actual insert; override for data that needs more than plain table rows."""

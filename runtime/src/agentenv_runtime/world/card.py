@@ -5,6 +5,7 @@ Built from the classes alone, so `agentenv env card` prints exactly what the gat
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentenv import __version__
@@ -20,28 +21,47 @@ EXTENSIONS: tuple[tuple[str, str], ...] = (
     ("urn:agentenv:trajectory/v1", "Read the trajectory of tool calls and trigger firings."),
     ("urn:agentenv:state/v1", "Read the world's state; snapshot and restore."),
 )
-OPERATIONS = ("data/reset", "data/add", "data/get", "snapshot", "restore", "fork")
+OPERATIONS = ("data/reset", "data/add", "data/get")
+"""The data-plane methods a served world answers (the protocol's `operations`: callable method names)."""
 
 
 def build_card(
     world: World,
     *,
     url: str = "",
-    role: str = "default",
+    role: str | None = "default",
     interfaces: list[dict[str, str]] | None = None,
     preferred_transport: str = "JSONRPC",
+    operations: Sequence[str] = OPERATIONS,
+    extensions: list[dict[str, Any]] | None = None,
+    child_url: Callable[[str], str] | None = None,
+    child_operations: Sequence[str] = OPERATIONS,
 ) -> dict[str, Any]:
-    """The card of `world` as `role` sees it; `interfaces` lists extra transports (MCP, REST) when served."""
+    """The card of `world` as `role` sees it (None: the public card, which lists no tools).
+
+    Each env is a child card of its own (`child_url(name)` is where its data plane is served, relative to
+    the world's address), with the tools of that env the role may use. `interfaces` lists the transports
+    (MCP, REST) when served; `operations` names the methods callable by this caller.
+    """
+    tools = world.list_tools(role) if role is not None else []
+    owner = {name: env.name for name, (env, _) in world.tools.items()}
     children = [
         {
             "name": env.name,
             "description": env.description,
+            "protocolVersion": PROTOCOL_VERSION,
             "version": _dist_version(type(env).__module__),
-            "tools": sorted(env.tool_specs()),
+            "url": child_url(env.name) if child_url else "",
+            "preferredTransport": "JSONRPC",
+            "capabilities": {
+                "tools": [tool for tool in tools if owner.get(tool["name"]) == env.name],
+                "operations": list(child_operations),
+            },
             "artifacts": [artifact.ref for artifact in env.loaded],
         }
         for env in world.envs.values()
     ]
+    default_extensions = [{"uri": uri, "description": text, "required": False} for uri, text in EXTENSIONS]
     return {
         "name": world.name,
         "description": " + ".join(env.description or env.name for env in world.envs.values()),
@@ -51,9 +71,9 @@ def build_card(
         "preferredTransport": preferred_transport,
         "additionalInterfaces": list(interfaces or []),
         "capabilities": {
-            "tools": world.list_tools(role),
-            "extensions": [{"uri": uri, "description": text, "required": False} for uri, text in EXTENSIONS],
-            "operations": list(OPERATIONS),
+            "tools": tools,
+            "extensions": default_extensions if extensions is None else extensions,
+            "operations": list(operations),
         },
         "children_environments": children,
     }

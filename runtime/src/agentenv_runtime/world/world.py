@@ -19,6 +19,7 @@ from agentenv.contracts.agent import ToolAccess
 from agentenv.contracts.trigger import Message, ToolCallEvent, TriggerKind
 from pydantic import ValidationError
 
+from agentenv_runtime.env.artifact import Artifact, ArtifactError
 from agentenv_runtime.env.env import Env
 from agentenv_runtime.env.tool import ToolSpec, argument_errors
 from agentenv_runtime.world.clock import ClockMode, VirtualClock
@@ -473,6 +474,25 @@ class World:
 
     def export(self) -> dict[str, Any]:
         return {name: env.export() for name, env in self.envs.items()}
+
+    def load_many(self, artifacts: dict[str, list[Artifact]]) -> None:
+        """Load artifacts into several envs ({env: [artifacts]}), all or none; an ArtifactError says which
+        artifact failed in `env` and `index`."""
+        done: list[tuple[Env, tuple[bytes, bytes, list[Artifact]]]] = []
+        try:
+            for name, items in artifacts.items():
+                env = self.env(name)
+                point = env.load_point()
+                try:
+                    env.load_many(items)
+                except ArtifactError as exc:
+                    exc.env = name
+                    raise
+                done.append((env, point))
+        except BaseException:
+            for env, point in reversed(done):
+                env.back_to(point)
+            raise
 
 
 def unknown_tool_message(tool: str, world: World) -> str:

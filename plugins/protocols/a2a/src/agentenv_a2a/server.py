@@ -1,4 +1,6 @@
-"""Serve any agentenv agent as an A2A agent: agent card, SendMessage / SendStreamingMessage, GetTask.
+"""Serve any agentenv agent as an A2A agent: agent card, SendMessage / SendStreamingMessage, GetTask —
+and the same agent to A2A 0.3 clients: the 0.3 card at `/.well-known/agent.json` (with its `url`) and
+`message/send`, `tasks/get`, … at `/a2a` (and at `/`, beside 1.0), through the SDK's 0.3 compatibility layer.
 
 `build_a2a_app` wires an `AgentKind` and the `ToolAccess` it acts through into the a2a-sdk server
 pieces (`DefaultRequestHandler`, `create_agent_card_routes`, `create_jsonrpc_routes`) on a Starlette
@@ -34,6 +36,10 @@ if TYPE_CHECKING:
 RPC_PATH = "/"
 CARD_PATH = "/.well-known/agent-card.json"
 PROTOCOL_VERSION = "1.0"
+LEGACY_RPC_PATH = "/a2a"
+"""Where A2A 0.3 clients find JSON-RPC (`message/send`, `tasks/get`): the reference implementation's path."""
+LEGACY_CARD_PATH = "/.well-known/agent.json"
+LEGACY_PROTOCOL_VERSION = "0.3.0"
 IO_MODES = ["text/plain", "application/json"]
 
 # The base URL a request came in on; lets the card name the right address when the app was built
@@ -91,7 +97,8 @@ def build_a2a_app(
         fitted.CopyFrom(served_card)
         if url is None and _request_base.get() is not None:
             for interface in fitted.supported_interfaces:
-                interface.url = base
+                legacy = interface.protocol_version == LEGACY_PROTOCOL_VERSION
+                interface.url = base.rstrip("/") + LEGACY_RPC_PATH if legacy else base
         apply_config(fitted, served, endpoint=base.rstrip("/") + EXTENSION_PATH)
         return fitted
 
@@ -101,10 +108,20 @@ def build_a2a_app(
         await handler.aclose()  # drain running tasks so shutdown leaves nothing behind
         served.close()
 
+    async def legacy_card(request: Any) -> Any:
+        """The 0.3 card (top-level `url`, `protocolVersion` 0.3.0), converted by the SDK from the 1.0 one."""
+        from a2a.compat.v0_3.conversions import to_compat_agent_card
+        from starlette.responses import JSONResponse
+
+        compat = to_compat_agent_card(await current_card(card))
+        return JSONResponse(compat.model_dump(mode="json", by_alias=True, exclude_none=True))
+
     routes = [
         *create_agent_card_routes(card, card_modifier=current_card, card_url=CARD_PATH),
+        Route(LEGACY_CARD_PATH, legacy_card, methods=["GET"]),
         Route(EXTENSION_PATH, extension_endpoint(served), methods=["POST"]),
-        *create_jsonrpc_routes(handler, rpc_url=RPC_PATH),
+        *create_jsonrpc_routes(handler, rpc_url=LEGACY_RPC_PATH, enable_v0_3_compat=True),
+        *create_jsonrpc_routes(handler, rpc_url=RPC_PATH, enable_v0_3_compat=True),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(_RequestBase)], lifespan=lifespan)
     app.state.served = served
@@ -178,14 +195,21 @@ def extension_endpoint(served: ServedAgent) -> Callable[[Any], Awaitable[Any]]:
 
 
 def agent_card(agent: AgentKind[Any], *, name: str, description: str, url: str, version: str = "0.1.0") -> AgentCard:
-    """The A2A card of a served agentenv agent: one JSON-RPC interface, streaming, one skill."""
+    """The A2A card of a served agentenv agent: JSON-RPC (1.0 at `url`, 0.3 at `url`/a2a), streaming, one skill."""
     from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 
     return AgentCard(
         name=name,
         description=description,
         version=version,
-        supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION)],
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION),
+            AgentInterface(
+                url=url.rstrip("/") + LEGACY_RPC_PATH,
+                protocol_binding="JSONRPC",
+                protocol_version=LEGACY_PROTOCOL_VERSION,
+            ),
+        ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=IO_MODES,
         default_output_modes=IO_MODES,

@@ -6,7 +6,8 @@ Other distributions that use it declare it (agentenv-validators as a dependency,
 
 from agentenv_gateway import client
 from agentenv_gateway.app import build_app
-from agentenv_gateway.client import McpToolAccess
+from agentenv_gateway.client import McpToolAccess, export_of
+from agentenv_gateway.protocol import resolve
 from agentenv_gateway.server import ServeError, serve_in_thread
 
-__all__ = ["McpToolAccess", "ServeError", "build_app", "client", "serve_in_thread"]
+__all__ = ["McpToolAccess", "ServeError", "build_app", "client", "export_of", "resolve", "serve_in_thread"]

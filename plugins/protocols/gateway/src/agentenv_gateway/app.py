@@ -1,16 +1,19 @@
 """The gateway's ASGI app: one world behind the card, MCP, REST + OpenAPI and the JSON-RPC data plane.
 
-    GET  /.well-known/agent-env.json   Environment Card (the caller's role's tools)
+    GET  /.well-known/agent-env.json   Environment Card (public; the caller's role's tools with a token)
     POST /mcp                          MCP, streamable HTTP (official SDK, low-level server)
     POST /agentenv                     JSON-RPC 2.0 data plane and extensions
+    POST /envs/{env}/agentenv          one env's data plane (its child card's url)
+    /clock/… /triggers/… /tools/… /trajectory /state /step   the extensions' REST routes (`rest_ext`)
     GET  /rest/tools                   the caller's tools
     POST /rest/tools/{name}            call a tool: body = arguments
     GET  /openapi.json                 OpenAPI 3.1 of the REST surface, one path per tool
     GET  /health                       liveness
 
 A thin outer ASGI layer checks the Host header (token-less servers answer only loopback names, against
-DNS rebinding), resolves the bearer token to a role and puts it in the request scope, then hands `/mcp`
-to the SDK's session manager and everything else to a small Starlette router.
+DNS rebinding), resolves the bearer token (and a trusted caller's `AgentEnv-Role` header) to a role and
+puts it in the request scope, then hands `/mcp` to the SDK's session manager and everything else to a
+small Starlette router. A request without a token on a server with tokens may read only the public card.
 """
 
 from __future__ import annotations
@@ -20,31 +23,25 @@ import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
-from agentenv_runtime.world.card import CARD_PATH, build_card
+from agentenv_runtime.world.card import CARD_PATH
 from agentenv_runtime.world.world import World
 
-from agentenv_gateway.auth import CONTROL_ROLE, host_is_local, role_for
-from agentenv_gateway.core import MAX_BODY, ROLE_SCOPE_KEY, Gateway, dumps
+from agentenv_gateway.auth import (
+    ANONYMOUS,
+    CONTROL_ROLE,
+    ROLE_HEADER,
+    RoleRefused,
+    acting_role,
+    host_is_local,
+    role_for,
+)
+from agentenv_gateway.core import MAX_BODY, ROLE_SCOPE_KEY, TOKEN_ROLE_SCOPE_KEY, BodyTooLarge, Gateway, dumps
+from agentenv_gateway.protocol import CHILD_PREFIX, MCP_PATH, REST_PATH, RPC_PATH, served_card
 from agentenv_gateway.upstream import UpstreamConnection, parse_upstream, upstream_env_class
 
-MCP_PATH = "/mcp"
-RPC_PATH = "/agentenv"
-REST_PATH = "/rest"
 OPENAPI_PATH = "/openapi.json"
 STATUS_BY_CODE = {"invalid_arguments": 400, "forbidden": 403, "unknown_tool": 404, "tool_failed": 500}
 """REST status of a failed tool call by error code; every other code is a rule refusal (422)."""
-
-
-class BodyTooLarge(Exception):
-    pass
-
-
-def interfaces(base: str) -> list[dict[str, str]]:
-    return [
-        {"url": f"{base}{MCP_PATH}", "transport": "mcp"},
-        {"url": f"{base}{RPC_PATH}", "transport": "JSONRPC"},
-        {"url": f"{base}{REST_PATH}", "transport": "HTTP+JSON"},
-    ]
 
 
 def attach_upstreams(world: World, upstreams: Mapping[str, str] | Iterable[str]) -> list[UpstreamConnection]:
@@ -75,6 +72,7 @@ class GatewayApp:
         from starlette.routing import Route
 
         from agentenv_gateway.mcp_server import build_session_manager
+        from agentenv_gateway.rest_ext import routes as extension_routes
 
         self.gateway = gateway
         self.world = gateway.world
@@ -86,10 +84,12 @@ class GatewayApp:
             routes=[
                 Route(CARD_PATH, self.card, methods=["GET"]),
                 Route(RPC_PATH, self.rpc, methods=["POST"]),
+                Route(CHILD_PREFIX + "/{env:str}" + RPC_PATH, self.env_rpc, methods=["POST"]),
                 Route(f"{REST_PATH}/tools", self.rest_list, methods=["GET"]),
                 Route(REST_PATH + "/tools/{name:str}", self.rest_call, methods=["POST"]),
                 Route(OPENAPI_PATH, self.openapi, methods=["GET"]),
                 Route("/health", self.health, methods=["GET"]),
+                *extension_routes(gateway, _read_body),
             ],
             lifespan=self._lifespan,
         )
@@ -103,16 +103,23 @@ class GatewayApp:
         if not self.gateway.auth and not host_is_local(headers.get(b"host", b"").decode("latin-1")):
             await _send_json(send, 421, {"error": "this token-less world answers loopback host names only"})
             return
-        role = role_for(headers.get(b"authorization", b"").decode("latin-1") or None, self.gateway.by_token)
+        token_role = role_for(headers.get(b"authorization", b"").decode("latin-1") or None, self.gateway.by_token)
         path = scope["path"]
-        if role is None:
+        if token_role is None or (token_role == ANONYMOUS and path != CARD_PATH):
             await _send_json(send, 401, _unauthorized_body(path), {"www-authenticate": 'Bearer realm="agentenv"'})
+            return
+        named = headers.get(ROLE_HEADER.lower().encode(), b"").decode("latin-1")
+        try:
+            role = acting_role(token_role, named, auth=self.gateway.auth, control_roles=self.gateway.control_roles)
+        except RoleRefused as exc:
+            await _send_json(send, 403, _refused_body(path, str(exc)))
             return
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > MAX_BODY:
             await _send_json(send, 413, _too_large_body(path))
             return
         scope[ROLE_SCOPE_KEY] = role
+        scope[TOKEN_ROLE_SCOPE_KEY] = token_role
         if path == MCP_PATH or path == MCP_PATH + "/":
             await self._mcp(scope, receive, send)
         else:
@@ -138,9 +145,9 @@ class GatewayApp:
         return f"{request.url.scheme}://{host}{request.scope.get('root_path', '')}"
 
     async def card(self, request: Any) -> Any:
-        base = self.base_url(request)
+        """Public: without a token (tokens on) the card lists no tools; with one, the role's view."""
         role = request.scope[ROLE_SCOPE_KEY]
-        document = await self.gateway.run(build_card, self.world, url=base, role=role, interfaces=interfaces(base))
+        document = await self.gateway.run(served_card, self.gateway, None if role == ANONYMOUS else role)
         return _json_response(200, document)
 
     async def health(self, request: Any) -> Any:
@@ -154,11 +161,19 @@ class GatewayApp:
         except BodyTooLarge:
             return _json_response(413, _too_large_body(RPC_PATH))
         reply = await handle_rpc(self.gateway, body, request.scope[ROLE_SCOPE_KEY])
-        if reply is None:
-            from starlette.responses import Response
+        return _rpc_reply(reply)
 
-            return Response(status_code=204)
-        return _json_response(200, reply)
+    async def env_rpc(self, request: Any) -> Any:
+        from agentenv_gateway.rpc import handle_env_rpc
+
+        name = request.path_params["env"]
+        if name not in self.world.envs:
+            return _rest_error(404, "unknown_env", f"no env {name!r} here (envs: {', '.join(self.world.envs)})")
+        try:
+            body = await _read_body(request)
+        except BodyTooLarge:
+            return _json_response(413, _too_large_body(RPC_PATH))
+        return _rpc_reply(await handle_env_rpc(self.gateway, body, request.scope[ROLE_SCOPE_KEY], name))
 
     async def rest_list(self, request: Any) -> Any:
         tools = await self.gateway.run(self.world.list_tools, request.scope[ROLE_SCOPE_KEY])
@@ -203,19 +218,22 @@ def build_app(
     url: str | None = None,
     control_roles: Iterable[str] = (CONTROL_ROLE,),
     json_response: bool = True,
+    reset_to: str = "loaded",
 ) -> GatewayApp:
     """An ASGI app serving `world`.
 
     `tokens` maps role → bearer token (none: every caller is `default`; serve on loopback only).
     `upstreams` maps name → stdio command or streamable-HTTP URL of MCP servers to front (also accepted as
     `NAME=TARGET` strings); they are connected now, and closed when the app shuts down.
-    `url` is the public base URL for the card (default: taken from each request's Host header).
+    `url` is the public base URL for the OpenAPI document (default: from each request's Host header); the
+    card's URLs are relative. `reset_to` is what `data/reset` without `to` means: `loaded` (back to the last
+    load) or `empty` (clear, the reference protocol's meaning).
     `json_response` (default) answers each MCP POST with one JSON body instead of an SSE stream: world tools
     are request/response and never message the client mid-call, and JSON halves the round trip.
     The app can be served once: the MCP session manager it holds does not restart.
     """
     connections = attach_upstreams(world, upstreams) if upstreams else []
-    gateway = Gateway(world, tokens=tokens, control_roles=control_roles, offload=bool(connections))
+    gateway = Gateway(world, tokens=tokens, control_roles=control_roles, offload=bool(connections), reset_to=reset_to)
     return GatewayApp(gateway, url=url, json_response=json_response, upstreams=connections)
 
 
@@ -229,6 +247,14 @@ async def _read_body(request: Any) -> bytes:
             raise BodyTooLarge
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _rpc_reply(reply: Any) -> Any:
+    if reply is None:
+        from starlette.responses import Response
+
+        return Response(status_code=204)
+    return _json_response(200, reply)
 
 
 def _json_response(status: int, payload: Any) -> Any:
@@ -246,6 +272,12 @@ def _unauthorized_body(path: str) -> dict[str, Any]:
     if path.startswith((MCP_PATH, RPC_PATH)):
         return {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}
     return {"ok": False, "error": {"code": "unauthorized", "message": message}}
+
+
+def _refused_body(path: str, message: str) -> dict[str, Any]:
+    if path.startswith((MCP_PATH, RPC_PATH)):
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32003, "message": message}}
+    return {"ok": False, "error": {"code": "forbidden", "message": message}}
 
 
 def _too_large_body(path: str) -> dict[str, Any]:

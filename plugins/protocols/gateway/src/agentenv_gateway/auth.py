@@ -20,6 +20,8 @@ from agentenv_runtime.world.rbac import DEFAULT_ROLE
 CONTROL_ROLE = "control"
 """The role that may use the data plane (reset, load, clock, triggers, access, state) when tokens are on."""
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+ROLE_HEADER = "AgentEnv-Role"
+"""The reference protocol's way for a trusted caller (a harness, a gateway in front) to act as a role."""
 
 
 class AuthConfigError(ValueError):
@@ -123,13 +125,42 @@ def host_is_local(header: str) -> bool:
     return is_loopback(name)
 
 
+ANONYMOUS = ""
+"""`role_for` of a request without a token on a server with tokens: it may read the public card only."""
+
+
 def role_for(authorization: str | None, by_token: Mapping[str, str]) -> str | None:
-    """The role a request acts as, or None when tokens are required and this one is missing or unknown."""
+    """The role a token opens: `ANONYMOUS` without one (tokens on), None for an unknown or malformed token."""
     if not by_token:
         return DEFAULT_ROLE
     if not authorization:
-        return None
+        return ANONYMOUS
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer":
         return None
     return by_token.get(token.strip())
+
+
+class RoleRefused(Exception):
+    """A request that names a role it may not take; the message says which credential would allow it."""
+
+
+def acting_role(token_role: str, named: str | None, *, auth: bool, control_roles: frozenset[str]) -> str:
+    """The role a request acts as, given the role its token opened and the role it names (`AgentEnv-Role` or
+    the reference gateway's per-call role field).
+
+    A named role is honoured only from a trusted caller: one holding a control token, or any caller of a
+    token-less server (which binds loopback only, so every caller is already this machine). An ordinary
+    role token naming another role is refused, never quietly widened. `ANONYMOUS` (tokens are on and none
+    was sent) may name no role: it reads the public card only.
+    """
+    named = (named or "").strip() or None
+    if named is None or named == token_role:
+        return token_role
+    if not auth or token_role in control_roles:
+        return named
+    held = f"the {token_role!r} token" if token_role else "no token"
+    raise RoleRefused(
+        f"{ROLE_HEADER}: {named!r} is honoured only with a control token (the request holds {held}); "
+        f"drop the header or send the control token"
+    )

@@ -58,6 +58,13 @@ def serve(
     rate: Annotated[
         float | None, typer.Option(help="With --start: let virtual time run, this many virtual seconds per second.")
     ] = None,
+    reset_to: Annotated[
+        str,
+        typer.Option(
+            "--reset-to",
+            help="What data/reset without `to` means: loaded (back to the last load) or empty (the reference's).",
+        ),
+    ] = "loaded",
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
     """Serve ENVS as one world: card, MCP at /mcp, JSON-RPC at /agentenv, REST at /rest, OpenAPI."""
@@ -71,6 +78,9 @@ def serve(
     from agentenv_gateway.server import ServeError, serve_forever
     from agentenv_gateway.upstream import UpstreamError
 
+    if reset_to not in ("loaded", "empty"):
+        fail(f"--reset-to {reset_to}: must be `loaded` (back to the last load) or `empty` (clear)", code=2)
+        return
     try:
         roles, tokens = load_role_file(role_file) if role_file else ({}, {})
         tokens |= parse_token_flags(token)
@@ -88,7 +98,7 @@ def serve(
         if start is not None:
             world.set_clock(start, mode="scaled" if rate is not None else "frozen", rate=rate)
         world.list_tools()  # every tool's schema, now: a type without one is refused here, not as HTTP 500 later
-        app = build_app(world, tokens=tokens or None, upstreams=upstream or None, url=url)
+        app = build_app(world, tokens=tokens or None, upstreams=upstream or None, url=url, reset_to=reset_to)
     except (AuthConfigError, WorldError, ArtifactError, UpstreamError, ValueError, ToolSchemaError) as exc:
         fail(str(exc), code=2)
         return
@@ -144,23 +154,20 @@ def tools(
 
     `agentenv tools --url URL TOOL --help` shows TOOL's options.
     """
-    import httpx
-
+    from agentenv_gateway.tool_target import TargetError, ToolTarget
     from agentenv_gateway.toolcli import ArgError, parse_tool_args, tool_help
 
-    base = url.rstrip("/").removesuffix("/.well-known/agent-env.json")
-    headers = {"authorization": f"Bearer {token}"} if token else {}
-    with httpx.Client(base_url=base, headers=headers, timeout=timeout) as client:
+    try:
+        target = ToolTarget(url, token, timeout=timeout)
+    except TargetError as exc:
+        fail(str(exc), code=2)
+        return
+    try:
         try:
-            response = client.get("/.well-known/agent-env.json")
-        except httpx.HTTPError as exc:
-            fail(f"--url {url}: cannot reach the world ({type(exc).__name__}: {exc})", code=2)
+            listed = {t["name"]: t for t in target.list_tools()}
+        except TargetError as exc:
+            fail(str(exc), code=2)
             return
-        if response.status_code == 401:
-            fail("the world needs a bearer token: pass --token TOKEN (or set AGENTENV_TOKEN)", code=2)
-        if response.status_code != 200:
-            fail(f"--url {url}: no Environment Card there (HTTP {response.status_code})", code=2)
-        listed = {t["name"]: t for t in response.json()["capabilities"]["tools"]}
         if tool is None:
             if as_json:
                 print_json(list(listed.values()))
@@ -175,20 +182,17 @@ def tools(
             fail(f"no tool {tool!r} for this role.{hint} Run without TOOL to list them.", code=2)
         spec = listed[tool]
         if any(arg in ("--help", "-h") for arg in ctx.args):
-            print(tool_help(spec, base))
+            print(tool_help(spec, target.base))
             return
         try:
-            arguments = parse_tool_args(spec["inputSchema"], ctx.args)
+            arguments = parse_tool_args(spec.get("inputSchema") or {}, ctx.args)
         except ArgError as exc:
-            fail(f"{tool}: {exc} (see `agentenv tools --url {base} {tool} --help`)", code=2)
+            fail(f"{tool}: {exc} (see `agentenv tools --url {target.base} {tool} --help`)", code=2)
             return
-        response = client.post(f"/rest/tools/{tool}", json=arguments)
-    try:
-        payload: Any = response.json()
-    except json.JSONDecodeError:
-        fail(f"{tool}: HTTP {response.status_code}: {response.text[:500]}", code=1)
-        return
-    if response.status_code == 200 and payload.get("ok"):
+        payload = target.call(tool, arguments)
+    finally:
+        target.close()
+    if payload.get("ok"):
         print_json(payload["result"])
         return
     print_json(payload.get("error", payload))

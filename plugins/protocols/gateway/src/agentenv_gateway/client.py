@@ -33,8 +33,8 @@ from agentenv_runtime.world.trajectory import Trajectory
 from agentenv_runtime.world.triggers import TriggerDef
 from agentenv_runtime.world.world import ToolOutcome, World, WorldError
 
-from agentenv_gateway.app import REST_PATH, RPC_PATH
 from agentenv_gateway.auth import CONTROL_ROLE
+from agentenv_gateway.protocol import REST_PATH, RPC_PATH
 
 CARD = "/.well-known/agent-env.json"
 HTTP_TIMEOUT = 60.0
@@ -56,13 +56,13 @@ class McpToolAccess:
     fetched on every `list_tools`, since a world's tool access can change mid-run.
     """
 
-    def __init__(self, url: str, token: str | None, *, role: str = DEFAULT_ROLE) -> None:
+    def __init__(self, url: str, token: str | None, *, role: str = DEFAULT_ROLE, mcp_url: str | None = None) -> None:
         from agentenv_gateway.upstream import UpstreamConnection
 
         self.url = url.rstrip("/")
         self.role = role
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.connection = UpstreamConnection(f"world-{role}", f"{self.url}/mcp", headers=headers)
+        self.connection = UpstreamConnection(f"world-{role}", mcp_url or f"{self.url}/mcp", headers=headers)
         self._started = False
 
     def _session(self) -> Any:
@@ -90,6 +90,20 @@ class McpToolAccess:
         if self._started:
             self.connection.close()
             self._started = False
+
+
+def export_of(answer: Any, leaf: str = "") -> dict[str, Any]:
+    """`{env: {table: rows}}` from a `data/get` answer: the protocol's `{"parts": [...]}` (each data part
+    naming its env in `metadata.env`; a part without one is `leaf`'s, the card name of a one-env server), or
+    the bare export older servers answered."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("parts"), list):
+        return answer if isinstance(answer, dict) else {}
+    exported: dict[str, Any] = {}
+    for part in answer["parts"]:
+        if isinstance(part, dict) and part.get("kind") == "data" and isinstance(part.get("data"), dict):
+            name = str((part.get("metadata") or {}).get("env") or leaf)
+            exported.setdefault(name, {}).update(part["data"])
+    return exported
 
 
 def mcp_outcome(result: Any) -> ToolOutcome:
@@ -291,14 +305,13 @@ class RemoteWorld(World):
         super().restore(self.snapshot())
 
     def reset(self) -> None:
-        self.rpc("data/reset")
+        self.rpc("data/reset", {"to": "loaded"})
         super().reset()
         self._synced = 0
         self.pull()
 
     def export(self) -> dict[str, Any]:
-        exported: dict[str, Any] = self.rpc("data/get")
-        return exported
+        return export_of(self.rpc("data/get"))
 
     def env(self, name: str) -> Env:
         """The mirror env holding the served env's current state (a copy: writes to it stay local)."""

@@ -21,7 +21,13 @@ T = TypeVar("T")
 MAX_BODY = 1024 * 1024
 """Request bodies above 1 MiB are refused with 413."""
 ROLE_SCOPE_KEY = "agentenv.role"
-"""Where the outer ASGI layer leaves the caller's role in the request scope (read by the MCP handlers)."""
+"""Where the outer ASGI layer leaves the caller's acting role in the request scope (read by the MCP handlers)."""
+TOKEN_ROLE_SCOPE_KEY = "agentenv.token_role"
+"""The role the request's token opened (a control caller may act as another role)."""
+
+
+class BodyTooLarge(Exception):
+    """A request body over `MAX_BODY` (answered 413)."""
 
 
 class Gateway:
@@ -32,8 +38,13 @@ class Gateway:
         tokens: Mapping[str, str] | None = None,
         control_roles: Iterable[str] = (CONTROL_ROLE,),
         offload: bool = False,
+        reset_to: str = "loaded",
     ) -> None:
+        if reset_to not in ("loaded", "empty"):
+            raise ValueError(f"reset_to: {reset_to!r} must be `loaded` (back to the last load) or `empty` (clear)")
         self.world = world
+        self.reset_to = reset_to
+        """What `data/reset` without `to` means: `loaded` (ours) or `empty` (the reference protocol's)."""
         self.by_token = invert_tokens(tokens)
         self.control_roles = frozenset(control_roles)
         self.initial_rbac = world.rbac.state()

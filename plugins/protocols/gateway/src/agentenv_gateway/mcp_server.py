@@ -5,6 +5,10 @@ request for the caller's role instead of being registered once. The SDK hands ea
 `ServerRequestContext` whose `request` is the Starlette request of the HTTP exchange (both the
 handshake era and the 2026-07-28 single-exchange era attach it), and the outer ASGI layer has already
 put the caller's role in that request's scope.
+
+A call may also name its role in `_meta["agentenv.io/role"]` (the reference gateway stamps it on every
+call it forwards); it is honoured by the `AgentEnv-Role` rules (`auth.acting_role`): only from a control
+token or on a token-less loopback server. A refused one answers as a failed call, changing nothing.
 """
 
 from __future__ import annotations
@@ -14,13 +18,26 @@ from typing import Any
 from agentenv_runtime.world.rbac import DEFAULT_ROLE
 
 from agentenv_gateway import __version__
-from agentenv_gateway.core import MAX_BODY, ROLE_SCOPE_KEY, Gateway, dumps
+from agentenv_gateway.auth import acting_role
+from agentenv_gateway.core import MAX_BODY, ROLE_SCOPE_KEY, TOKEN_ROLE_SCOPE_KEY, Gateway, dumps
+
+ROLE_META_KEY = "agentenv.io/role"
+"""The reference gateway's per-call role field in an MCP request's `_meta`."""
 
 
-def _role(ctx: Any) -> str:
-    request = getattr(ctx, "request", None)
-    scope = getattr(request, "scope", None) or {}
-    return str(scope.get(ROLE_SCOPE_KEY, DEFAULT_ROLE))
+def _scope(ctx: Any) -> dict[str, Any]:
+    return getattr(getattr(ctx, "request", None), "scope", None) or {}
+
+
+def _role(ctx: Any, params: Any, gw: Gateway) -> str:
+    """The request's acting role, or the one the call names in `_meta` when the caller may name one."""
+    scope = _scope(ctx)
+    role = str(scope.get(ROLE_SCOPE_KEY, DEFAULT_ROLE))
+    named = (getattr(params, "meta", None) or {}).get(ROLE_META_KEY)
+    if not isinstance(named, str) or not named.strip():
+        return role
+    token_role = str(scope.get(TOKEN_ROLE_SCOPE_KEY, role))
+    return acting_role(token_role, named, auth=gw.auth, control_roles=gw.control_roles)
 
 
 def build_mcp_server(gw: Gateway) -> Any:
@@ -28,8 +45,14 @@ def build_mcp_server(gw: Gateway) -> Any:
     import mcp_types as types
     from mcp.server.lowlevel.server import Server
 
+    from agentenv_gateway.auth import RoleRefused
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        listed = await gw.run(gw.world.list_tools, _role(ctx))
+        try:
+            role = _role(ctx, params, gw)
+        except RoleRefused:  # a listing cannot fail: it shows the request's own role's tools
+            role = str(_scope(ctx).get(ROLE_SCOPE_KEY, DEFAULT_ROLE))
+        listed = await gw.run(gw.world.list_tools, role)
         return types.ListToolsResult(
             tools=[
                 types.Tool(name=t["name"], description=t.get("description") or None, input_schema=t["inputSchema"])
@@ -38,7 +61,13 @@ def build_mcp_server(gw: Gateway) -> Any:
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        outcome = await gw.run(gw.world.call, params.name, params.arguments or {}, _role(ctx))
+        try:
+            role = _role(ctx, params, gw)
+        except RoleRefused as exc:
+            error = {"code": "forbidden", "message": str(exc)}
+            text = [types.TextContent(text=dumps(error).decode())]
+            return types.CallToolResult(content=text, structured_content={"error": error}, is_error=True)
+        outcome = await gw.run(gw.world.call, params.name, params.arguments or {}, role)
         if outcome.error is not None:
             return types.CallToolResult(
                 content=[types.TextContent(text=dumps(outcome.error).decode())],

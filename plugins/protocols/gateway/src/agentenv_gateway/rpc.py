@@ -12,15 +12,15 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from agentenv_runtime.env.artifact import Artifact, ArtifactError
 from agentenv_runtime.world.world import GET_TIME, WorldError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentenv_gateway.core import Gateway
+from agentenv_gateway.parts import Part, PartError, fetch_uris, load_parts
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -58,40 +58,20 @@ class NoParams(_Params):
     pass
 
 
-class TextPart(_Params):
-    kind: Literal["text"]
-    text: str = Field(description="JSON text: an artifact document or {table: rows}.")
-    metadata: dict[str, Any] | None = None
-
-
-class FileContent(_Params):
-    bytes: str = Field(description="Base64 of an artifact file (.json or .json.gz).")
-    name: str | None = None
-    mimeType: str | None = None
-
-
-class FilePart(_Params):
-    kind: Literal["file"]
-    file: FileContent
-    metadata: dict[str, Any] | None = None
-
-
-class DataPart(_Params):
-    kind: Literal["data"]
-    data: dict[str, Any] = Field(description="An artifact document or {table: [row, …]}.")
-    metadata: dict[str, Any] | None = None
-
-
-Part = Annotated[TextPart | FilePart | DataPart, Field(discriminator="kind")]
-
-
 class AddParams(_Params):
-    env: str
+    env: str | None = Field(None, description="The env of every part (else metadata.env, the artifact, the only env).")
     parts: list[Part] = Field(min_length=1)
 
 
 class GetParams(_Params):
     env: str | None = None
+
+
+class ResetParams(_Params):
+    env: str | None = Field(None, description="Reset only this env (default: the whole world).")
+    to: Literal["loaded", "empty"] | None = Field(
+        None, description="`loaded`: back to the last load; `empty`: clear, ready for data/add (server default)."
+    )
 
 
 class ClockSetParams(_Params):
@@ -139,80 +119,39 @@ class ToolsCallParams(_Params):
 
 
 # ---- methods -------------------------------------------------------------------------------------
-def data_reset(gw: Gateway, _: NoParams, role: str) -> dict[str, Any]:
-    """Every env back to its loaded state; triggers and trajectory cleared; roles as served."""
-    gw.world.reset()
-    gw.world.rbac.load_state(gw.initial_rbac)
-    return {"reset": True, "envs": list(gw.world.envs)}
-
-
-def _part_document(index: int, part: TextPart | FilePart | DataPart) -> tuple[Any, str]:
-    """(the JSON document a part carries, the field path it came from)."""
-    where = f"parts.{index}"
-    if isinstance(part, DataPart):
-        return part.data, f"{where}.data"
-    if isinstance(part, TextPart):
-        try:
-            return json.loads(part.text), f"{where}.text"
-        except json.JSONDecodeError as exc:
-            raise invalid(f"{where}.text", f"not valid JSON ({exc.msg} at position {exc.pos})") from None
-    try:
-        raw = base64.b64decode(part.file.bytes, validate=True)
-    except (binascii.Error, ValueError):
-        raise invalid(f"{where}.file.bytes", "not valid base64") from None
-    try:
-        artifact = Artifact.from_bytes(raw, source=part.file.name or where)
-    except ArtifactError as exc:
-        raise invalid(f"{where}.file.bytes", str(exc)) from None
-    return artifact, f"{where}.file"
-
-
-def _part_artifact(env_name: str, tables: list[str], index: int, part: TextPart | FilePart | DataPart) -> Artifact:
-    document, where = _part_document(index, part)
-    tables_at = f"{where}.data"
-    if isinstance(document, Artifact):
-        artifact = document
-    elif not isinstance(document, dict):
-        raise invalid(where, "must be an artifact document or an object of table name → list of rows")
-    elif {"name", "env", "version", "data"} <= set(document):
-        try:
-            artifact = Artifact.from_bytes(json.dumps(document).encode(), source=where)
-        except ArtifactError as exc:
-            raise invalid(where, str(exc)) from None
-    else:
-        for table, rows in document.items():
-            if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-                raise invalid(f"{where}.{table}", "must be a list of row objects")
-        artifact = Artifact.build(name="inline", env=env_name, version="0", data=document)
-        tables_at = where
-    if artifact.env != env_name:
-        raise invalid(f"{where}.env", f"the artifact is for env {artifact.env!r}, not {env_name!r}")
-    for table in artifact.data:
-        if table not in tables:
-            raise invalid(f"{tables_at}.{table}", f"{env_name} has no table {table!r} (tables: {', '.join(tables)})")
-    return artifact
+def data_reset(gw: Gateway, params: ResetParams, role: str) -> dict[str, Any]:
+    """`to=loaded`: every env back to its last load; `to=empty`: every env cleared, its loads forgotten (the
+    reference protocol's meaning: reset, then data/add). The whole world also drops triggers and trajectory
+    and gets its served roles back; one env (`env`) changes nothing else."""
+    to = params.to or gw.reset_to
+    envs = [_env(gw, params.env, "env")] if params.env else list(gw.world.envs.values())
+    if params.env is None:
+        gw.world.reset()
+        gw.world.rbac.load_state(gw.initial_rbac)
+    for env in envs:
+        env.clear() if to == "empty" else env.reset()
+    return {"reset": True, "to": to, "envs": [env.name for env in envs]}
 
 
 def data_add(gw: Gateway, params: AddParams, role: str) -> dict[str, Any]:
-    """Load each part into the env, all parts or none; the loaded state becomes what `data/reset` returns to."""
-    if params.env not in gw.world.envs:
-        raise invalid("env", f"no env {params.env!r} (envs: {', '.join(gw.world.envs)})")
-    env = gw.world.envs[params.env]
-    tables = env.table_names()
-    artifacts = [_part_artifact(params.env, tables, i, part) for i, part in enumerate(params.parts)]
+    """Load the parts, all or none; each part goes to `env`, its `metadata.env`, its artifact's env, or the
+    only env. The loaded state becomes what `data/reset` (to `loaded`) returns to."""
     try:
-        env.load_many(artifacts)
-    except ArtifactError as exc:
-        raise invalid(f"parts.{exc.index}", str(exc)) from None
-    return {"env": params.env, "loaded": [artifact.ref for artifact in artifacts]}
+        return {"loaded": load_parts(gw.world, params.env, params.parts, local_files=not gw.auth)}
+    except PartError as exc:
+        raise invalid(exc.field, exc.message) from None
 
 
 def data_get(gw: Gateway, params: GetParams, role: str) -> dict[str, Any]:
-    if params.env is None:
-        return gw.world.export()
-    if params.env not in gw.world.envs:
-        raise invalid("env", f"no env {params.env!r} (envs: {', '.join(gw.world.envs)})")
-    return {params.env: gw.world.envs[params.env].export()}
+    """`{"parts": [one data part per env]}`: each part's data is the env's tables, its metadata names the env."""
+    envs = [_env(gw, params.env, "env")] if params.env else list(gw.world.envs.values())
+    return {"parts": [{"kind": "data", "data": env.export(), "metadata": {"env": env.name}} for env in envs]}
+
+
+def _env(gw: Gateway, name: str | None, field: str) -> Any:
+    if name not in gw.world.envs:
+        raise invalid(field, f"no env {name!r} (envs: {', '.join(gw.world.envs)})")
+    return gw.world.envs[name]
 
 
 def _clock_state(gw: Gateway) -> dict[str, Any]:
@@ -347,17 +286,26 @@ def tools_call(gw: Gateway, params: ToolsCallParams, role: str) -> dict[str, Any
     return gw.world.call(params.name, params.arguments, role).to_dict()
 
 
+async def fetch_part_uris(params: AddParams) -> AddParams:
+    try:
+        return params.model_copy(update={"parts": await fetch_uris(params.parts)})
+    except PartError as exc:
+        raise invalid(exc.field, exc.message) from None
+
+
 @dataclass(frozen=True)
 class Method:
     params: type[BaseModel]
     run: Callable[[Gateway, Any, str], Any]
     control: bool = True
     """Only control roles may call it when tokens are configured."""
+    prepare: Callable[[Any], Awaitable[Any]] | None = None
+    """Awaited on the event loop before `run` (network input, such as files by URL), outside the world lock."""
 
 
 METHODS: dict[str, Method] = {
-    "data/reset": Method(NoParams, data_reset),
-    "data/add": Method(AddParams, data_add),
+    "data/reset": Method(ResetParams, data_reset),
+    "data/add": Method(AddParams, data_add, prepare=fetch_part_uris),
     "data/get": Method(GetParams, data_get),
     "clock/set": Method(ClockSetParams, clock_set),
     "clock/get": Method(NoParams, clock_get),
@@ -436,7 +384,37 @@ async def _dispatch(gw: Gateway, method_name: str, raw_params: Any, role: str) -
         params = method.params.model_validate(raw_params)
     except ValidationError as exc:
         raise _params_error(exc) from None
+    if method.prepare is not None:
+        params = await method.prepare(params)
     return await gw.run(method.run, gw, params, role)
+
+
+async def call_method(gw: Gateway, method_name: str, params: dict[str, Any] | None, role: str) -> Any:
+    """One method by name, checked like a JSON-RPC call (role, params); raises `RpcError`. For the REST routes."""
+    return await _dispatch(gw, method_name, params, role)
+
+
+DATA_METHODS = frozenset({"data/reset", "data/add", "data/get"})
+
+
+async def handle_env_rpc(gw: Gateway, body: bytes, role: str, env: str) -> Any:
+    """JSON-RPC at one env's child URL: only the data plane, scoped to `env` (a different `env` is refused)."""
+    try:
+        message = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return _response(None, error=RpcError(PARSE_ERROR, f"parse error: {exc}"))
+    if not isinstance(message, dict):
+        return _response(None, error=RpcError(INVALID_REQUEST, "invalid request: expected one JSON-RPC object"))
+    request_id = message.get("id") if _valid_id(message.get("id")) else None
+    method_name, params = message.get("method"), message.get("params")
+    if method_name not in DATA_METHODS:
+        methods = ", ".join(sorted(DATA_METHODS))
+        error = RpcError(METHOD_NOT_FOUND, f"method not found at this env's URL: {method_name!r} (methods: {methods})")
+        return _response(request_id, error=error)
+    if isinstance(params, dict) and params.get("env", env) != env:
+        return _response(request_id, error=invalid("env", f"this URL serves env {env!r}; drop `env` or use /agentenv"))
+    scoped = {**params, "env": env} if isinstance(params, dict) else ({"env": env} if params is None else params)
+    return await _one(gw, {**message, "params": scoped}, role)
 
 
 async def handle_rpc(gw: Gateway, body: bytes, role: str) -> Any:

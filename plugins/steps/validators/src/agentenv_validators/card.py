@@ -1,4 +1,10 @@
-"""The Environment Card check (34): served, every required field present and well formed, names match."""
+"""The Environment Card check (34): served, every required field present and well formed, names match.
+
+Follows the reference protocol's card model: `url` and interface URLs may be paths relative to the env
+address; `capabilities.tools`, `operations` and `children_environments` are optional (a leaf server has no
+children; absent `operations` means a card from before they were advertised, the data trio assumed); a
+card without an MCP interface is reached at `/mcp` by convention.
+"""
 
 from __future__ import annotations
 
@@ -26,9 +32,8 @@ def card_rows(status: int, card: Any, served_tools: list[dict[str, Any]] | None)
     version = card.get("protocolVersion")
     rows.append(row("protocolVersion", version == PROTOCOL_VERSION, f"{version!r} (expected {PROTOCOL_VERSION!r})"))
     url = card.get("url")
-    rows.append(
-        row("url", _nonempty_str(url) and str(url).startswith(("http://", "https://")), f"{url!r} (an http(s) URL)")
-    )
+    url_ok = _nonempty_str(url) and str(url).startswith(("http://", "https://", "/"))
+    rows.append(row("url", url_ok, f"{url!r} (a path relative to the env address, or an http(s) URL)"))
     transport = card.get("preferredTransport")
     rows.append(row("preferredTransport", _nonempty_str(transport), f"{transport!r}"))
     rows.append(_interfaces_row(card.get("additionalInterfaces")))
@@ -38,43 +43,47 @@ def card_rows(status: int, card: Any, served_tools: list[dict[str, Any]] | None)
         capabilities = {}
     tools = capabilities.get("tools")
     tools_ok = isinstance(tools, list) and all(isinstance(t, dict) and _nonempty_str(t.get("name")) for t in tools)
-    rows.append(
-        row(
-            "capabilities.tools",
-            tools_ok,
-            f"{len(tools)} tools" if tools_ok else "missing, or not a list of tools with names",  # type: ignore[arg-type]
-        )
-    )
+    tools_detail = f"{len(tools)} tools" if tools_ok else "not a list of tools with names"  # type: ignore[arg-type]
+    tools_row_ok = tools is None or tools_ok
+    rows.append(row("capabilities.tools", tools_row_ok, "not advertised" if tools is None else tools_detail))
     extensions = capabilities.get("extensions")
     ext_ok = isinstance(extensions, list) and all(
         isinstance(e, dict) and _nonempty_str(e.get("uri")) for e in extensions
     )
-    rows.append(
-        row("capabilities.extensions", ext_ok, "a list of {uri, …}" if ext_ok else "missing, or an entry has no uri")
-    )
-    operations = capabilities.get("operations")
-    missing_ops = [op for op in CORE_OPERATIONS if not isinstance(operations, list) or op not in operations]
-    rows.append(
-        row(
-            "capabilities.operations",
-            isinstance(operations, list) and not missing_ops,
-            f"missing {', '.join(missing_ops)}" if missing_ops else ", ".join(map(str, operations or [])),
-        )
-    )
+    ext_detail = "a list of {uri, …}" if ext_ok else "an entry has no uri"
+    ext_detail = "none advertised" if extensions is None else ext_detail
+    rows.append(row("capabilities.extensions", extensions is None or ext_ok, ext_detail))
+    rows.append(_operations_row(capabilities.get("operations")))
     children = card.get("children_environments")
     children_ok = isinstance(children, list) and all(
         isinstance(c, dict) and _nonempty_str(c.get("name")) for c in children
     )
-    rows.append(
-        row(
-            "children_environments",
-            children_ok and bool(children),
-            ", ".join(str(c.get("name")) for c in children) if children_ok and children else "missing or empty",
-        )
-    )
+    if children is None or children == []:
+        rows.append(row("children_environments", True, "none: a leaf environment"))
+    else:
+        names = ", ".join(str(c.get("name")) for c in children) if children_ok else "an entry without a name"
+        rows.append(row("children_environments", children_ok, names))
     if tools_ok:
         rows.append(_names_row(tools, children if children_ok else [], served_tools))  # type: ignore[arg-type]
     return rows
+
+
+def _operations_row(operations: Any) -> Row:
+    if operations is None:
+        return row("capabilities.operations", True, "absent: a card from before operations, the data trio assumed")
+    if not isinstance(operations, list) or not all(isinstance(op, str) for op in operations):
+        return row("capabilities.operations", False, "not a list of method names")
+    missing = [op for op in CORE_OPERATIONS if op not in operations]
+    served = ", ".join(operations) or "none"
+    return row("capabilities.operations", True, served + (f" (no {', '.join(missing)})" if missing else ""))
+
+
+def child_tool_names(child: dict[str, Any]) -> list[str]:
+    """A child card's tools: `capabilities.tools` entries (the protocol's), or a bare `tools` list of names."""
+    listed = (child.get("capabilities") or {}).get("tools") if isinstance(child.get("capabilities"), dict) else None
+    if listed is None:
+        listed = child.get("tools") or []
+    return [str(t.get("name") if isinstance(t, dict) else t) for t in listed]
 
 
 def _interfaces_row(interfaces: Any) -> Row:
@@ -85,7 +94,8 @@ def _interfaces_row(interfaces: Any) -> Row:
         return row("additionalInterfaces", False, f"entries without url or transport: {incomplete}")
     transports = [str(i["transport"]) for i in interfaces]
     has_mcp = any(t.lower() == "mcp" for t in transports)
-    return row("additionalInterfaces", has_mcp, ", ".join(transports) + ("" if has_mcp else " (no mcp transport)"))
+    note = "" if has_mcp else " (no mcp: /mcp by convention)"
+    return row("additionalInterfaces", True, ", ".join(transports) + note)
 
 
 def _names_row(tools: list[dict[str, Any]], children: list[dict[str, Any]], served: list[dict[str, Any]] | None) -> Row:
@@ -100,7 +110,7 @@ def _names_row(tools: list[dict[str, Any]], children: list[dict[str, Any]], serv
             problems.append(f"served over MCP but not on the card: {', '.join(only_served)}")
     owned: set[str] = set()
     for child in children:
-        for name in child.get("tools") or []:
+        for name in child_tool_names(child):
             qualified = f"{child['name']}_{name}"
             if name in card_names:
                 owned.add(name)
@@ -108,7 +118,7 @@ def _names_row(tools: list[dict[str, Any]], children: list[dict[str, Any]], serv
                 owned.add(qualified)
             else:
                 problems.append(f"child {child['name']!r} declares tool {name!r}, which the card does not list")
-    declared = children and any("tools" in child for child in children)
+    declared = children and any(child_tool_names(child) for child in children)
     if declared and (orphans := sorted(card_names - owned - WORLD_TOOLS)):
         problems.append(f"tools no child environment declares: {', '.join(orphans)}")
     detail = "; ".join(problems) or f"{len(card_names)} names agree between card, MCP and children"

@@ -78,7 +78,9 @@ class WorldClient:
                 and str(item.get("transport", "")).lower() == transport.lower()
                 and item.get("url")
             ):
-                return str(item["url"])
+                from agentenv_gateway.api import resolve
+
+                return resolve(self.base, str(item["url"]))  # the protocol's URLs are relative to the env address
         return self.base + default_path
 
     # ---- JSON-RPC data plane -------------------------------------------------------------------------
@@ -111,7 +113,21 @@ class WorldClient:
             return None, error
         if "result" not in reply:
             raise ProbeError(f"{method}: the JSON-RPC reply has neither `result` nor `error`")
+        if method == "data/get":
+            return await self._export(reply["result"]), None
         return reply["result"], None
+
+    async def _export(self, answer: Any) -> Any:
+        """`data/get`'s `{"parts": [...]}` as `{env: tables}`; a part naming no env is the card's (a leaf)."""
+        from agentenv_gateway.api import export_of
+
+        if not isinstance(answer, dict) or not isinstance(answer.get("parts"), list):
+            return answer
+        try:
+            leaf = str((await self.card()).get("name") or "env")
+        except ProbeError:
+            leaf = "env"
+        return export_of(answer, leaf)
 
     # ---- MCP -----------------------------------------------------------------------------------------
     async def mcp_tools(self) -> list[dict[str, Any]]:

@@ -139,14 +139,20 @@ async def protocol_rows(
     rows.append(row("data/get answers", problem is None, problem or f"{len(before)} env(s)"))
     if problem:
         return rows
-    # a request that must be refused, and must change nothing
-    _, error = await client.rpc("data/add", {"env": "no-such-env-validate", "parts": [{"kind": "data", "data": {}}]})
-    after_bad, _ = await client.rpc("data/get")
-    refused = error is not None and _canon(after_bad) == _canon(before)
-    detail = f"refused with code {error.get('code')}" if error else "accepted an env that does not exist"
-    if error is not None and not refused:
-        detail += ", but the data changed"
-    rows.append(row("data/add of an unknown env is refused and changes nothing", refused, detail))
+    # a request that must be refused, and must change nothing (a leaf server has no envs to name: not asked)
+    if envs:
+        bad = {"env": "no-such-env-validate", "parts": [{"kind": "data", "data": {}}]}
+        _, error = await client.rpc("data/add", bad)
+        after_bad, _ = await client.rpc("data/get")
+        refused = error is not None and _canon(after_bad) == _canon(before)
+        detail = f"refused with code {error.get('code')}" if error else "accepted an env that does not exist"
+        if error is not None and not refused:
+            detail += ", but the data changed"
+        rows.append(row("data/add of an unknown env is refused and changes nothing", refused, detail))
+    elif probe is None and not _candidates(before):
+        detail = "the env holds no rows to copy a probe from (give `probe` = {env, table, row}); not checked"
+        rows.append(row("data/add loads a row", True, detail, weight=0))
+        return rows
     # add a row, see it
     try:
         if probe is not None:

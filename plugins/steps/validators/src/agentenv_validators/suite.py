@@ -11,7 +11,7 @@ from typing import Any
 
 from agentenv.contracts import kinds
 
-from agentenv_validators.card import card_rows
+from agentenv_validators.card import CORE_OPERATIONS, card_rows
 from agentenv_validators.client import ProbeError, WorldClient
 from agentenv_validators.protocol import protocol_rows
 from agentenv_validators.results import Row, row
@@ -84,27 +84,41 @@ async def run_checks(
     checks.append(spec)
     # 34
     card = Check("verify_env_card")
+    document: Any = None
     try:
         status, document = await client.fetch_card()
         card.rows = card_rows(status, document, served)
     except ProbeError as exc:
         card.rows = [row("card served", False, str(exc))]
     checks.append(card)
+    advertised = _advertised_operations(document if card.rows and card.rows[0]["passed"] else None)
     # 35
     core = Check("verify_env_core_protocol")
-    try:
-        core.rows = await protocol_rows(client)
-    except ProbeError as exc:
-        core.rows = [row("data plane reachable", False, str(exc))]
+    if advertised is not None and not set(CORE_OPERATIONS) <= set(advertised):
+        core.skipped = f"the card advertises {', '.join(advertised) or 'no'} data-plane methods (not the data trio)"
+    else:
+        try:
+            core.rows = await protocol_rows(client)
+        except ProbeError as exc:
+            core.rows = [row("data plane reachable", False, str(exc))]
     checks.append(core)
     # 36
     trip = Check("verify_universe_load_export_roundtrip")
-    if first_exports is not None and classes is not None:
+    if advertised is not None and "data/get" not in advertised and first_exports is None:
+        trip.skipped = "the card advertises no data/get"
+    elif first_exports is not None and classes is not None:
         trip.rows = roundtrip_rows(classes, *first_exports)
     else:
         trip.rows, trip.skipped = await _remote_roundtrip(client)
     checks.append(trip)
     return checks
+
+
+def _advertised_operations(card: Any) -> list[str] | None:
+    """The card's `capabilities.operations` (the protocol: `[]` = none), None when absent (all assumed)."""
+    capabilities = card.get("capabilities") if isinstance(card, dict) else None
+    operations = capabilities.get("operations") if isinstance(capabilities, dict) else None
+    return [str(op) for op in operations] if isinstance(operations, list) else None
 
 
 async def _remote_roundtrip(client: WorldClient) -> tuple[list[Row], str]:
