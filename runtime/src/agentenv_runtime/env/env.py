@@ -20,6 +20,7 @@ from agentenv.contracts.env import Environment
 from agentenv.contracts.trigger import Message
 from pydantic import BaseModel, ValidationError
 
+from agentenv_runtime.env import digest
 from agentenv_runtime.env.artifact import ARTIFACT_SUFFIXES, Artifact, ArtifactError, artifact_name
 from agentenv_runtime.env.tool import TOOL_MARK, ToolError, ToolSpec, argument_errors, build_tool_spec
 
@@ -55,8 +56,8 @@ class Env(Environment):
             settings = self.Settings.model_validate(settings or {})
         self.settings = settings
         self.clock: Clock = SystemClock()
-        self.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        self.db.row_factory = sqlite3.Row
+        self._pending: bytes | None = None
+        self._db = _connect()
         self.db.executescript(self.schema)
         self.db.execute("PRAGMA user_version = 1")  # an env with no tables still has a page to snapshot
         self.loaded: list[Artifact] = []
@@ -119,9 +120,38 @@ class Env(Environment):
         return self.clock.now()
 
     # ---- state -------------------------------------------------------------------------------------
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The env's database. A fork's is made from its parent's state bytes on first use (copy on write)."""
+        if self._pending is not None:
+            self._materialize()
+        return self._db
+
+    @db.setter
+    def db(self, connection: sqlite3.Connection) -> None:
+        self._db, self._pending = connection, None
+
+    def _materialize(self) -> None:
+        data, self._pending = self._pending, None
+        assert data is not None
+        self._db = _connect()
+        self._db.deserialize(data)
+        self._snapshot_cache = (self._db.total_changes, data)
+
+    def _state_bytes(self) -> bytes | None:
+        """The bytes the state is known to equal without serializing, if any."""
+        if self._pending is not None:
+            return self._pending
+        cached = self.__dict__.get("_snapshot_cache")
+        if cached is not None and cached[0] == self._db.total_changes:
+            return cached[1]  # type: ignore[no-any-return]
+        return None
+
     def snapshot(self) -> bytes:
         """The state as bytes. Unchanged state (same `total_changes`) returns the cached bytes: forking a
         template world thousands of times then costs one copy each, not two."""
+        if self._pending is not None:
+            return self._pending
         changes = self.db.total_changes
         cached = self.__dict__.get("_snapshot_cache")
         if cached is not None and cached[0] == changes:
@@ -131,22 +161,47 @@ class Env(Environment):
         return data
 
     def restore(self, data: bytes) -> None:
-        self.db.deserialize(data)
-        self._snapshot_cache = (self.db.total_changes, data)
+        """Put back a snapshot; a no-op when the state is already those very bytes (an untouched env of a
+        reset world), and deferred like a fork's when the database was never used since."""
+        if self._state_bytes() is data:
+            return
+        if self._pending is not None:
+            self._pending = data
+            return
+        self._db.deserialize(data)
+        self._snapshot_cache = (self._db.total_changes, data)
+
+    def state_digest(self) -> str:
+        """An order-independent digest of every data table, the same in any process (see `env.digest`).
+
+        The first call installs the incremental digest (one pass over the rows); after that it is one small
+        query, and snapshots and forks carry it."""
+        known = self._state_bytes()
+        cached = self.__dict__.get("_digest_cache")
+        if known is not None and cached is not None and cached[0] is known:
+            return cached[1]  # type: ignore[no-any-return]
+        db = self.db
+        if not digest.installed(db):
+            digest.install(db, self.table_names())
+            known = None
+        value = digest.read(db)
+        if known is not None:
+            self._digest_cache = (known, value)
+        return value
 
     def reset(self) -> None:
         """Back to the state right after the last artifact load (or empty)."""
         self.restore(self._initial)
 
     def fork(self) -> Self:
-        """An independent copy with the same state, settings and initial point; no schema re-run."""
+        """An independent copy with the same state, settings and initial point; no schema re-run.
+
+        The copy shares the parent's state bytes and makes its own database from them on first use, so a
+        fork costs microseconds and a rollout pays only for the apps it touches."""
         clone = type(self).__new__(type(self))
         clone.__dict__.update(self.__dict__)
-        clone.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        clone.db.row_factory = sqlite3.Row
-        data = self.snapshot()
-        clone.db.deserialize(data)
-        clone._snapshot_cache = (clone.db.total_changes, data)
+        clone._pending = self.snapshot()
+        clone.__dict__.pop("_db", None)
         clone.loaded = list(self.loaded)
         return clone
 
@@ -252,7 +307,9 @@ class Env(Environment):
         """Data tables in creation order; virtual tables (full-text indexes) and their shadow tables are
         derived data, rebuilt by the env's own triggers, so they are neither exported nor loaded."""
         rows = self.db.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+            "SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+            "AND name != ? ORDER BY rowid",
+            (digest.DIGEST_TABLE,),
         ).fetchall()
         virtual = [name for name, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
         return [
@@ -278,6 +335,13 @@ class Env(Environment):
     def deliver_reply(self, message: Message, sender: str, text: str) -> Any:
         """Have `sender` answer `message` in the same thread; apps that carry messages override this."""
         raise ToolError(f"{self.name} cannot carry replies", code="unsupported")
+
+
+def _connect() -> sqlite3.Connection:
+    db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    digest.register(db)
+    return db
 
 
 def jsonable(value: Any) -> Any:
