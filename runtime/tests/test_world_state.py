@@ -153,3 +153,12 @@ def test_the_digest_is_the_same_in_another_process() -> None:
     here = str(__import__("pathlib").Path(__file__).parent)
     other = subprocess.run([sys.executable, "-c", probe, here], capture_output=True, text=True, check=True)
     assert other.stdout.strip() == world_with("a", "b", "ünï").state_digest()
+
+
+def test_a_checkpoint_from_before_the_digest_existed_still_digests_right() -> None:
+    world = world_with("a")
+    early = world.checkpoint()  # no digest machinery in these bytes
+    expected = world.state_digest()
+    assert world.call("add", {"body": "b"}).ok
+    world.restore_checkpoint(early)
+    assert world.state_digest() == expected

@@ -49,34 +49,38 @@ def _columns(db: sqlite3.Connection, table: str) -> list[str]:
 
 
 def install(db: sqlite3.Connection, tables: Iterable[str]) -> None:
-    """Add the accumulators (one full pass over the rows) and the triggers that keep them current."""
-    db.execute("SAVEPOINT digest_install")
+    """Add the accumulators (one full pass over the rows) and the triggers that keep them current.
+
+    The schema change runs as one script: the sqlite3 module's statement cache would otherwise hand back a
+    CREATE prepared against a database that `deserialize()` has since replaced, which SQLite refuses."""
+    script = [f'SAVEPOINT digest_install; CREATE TABLE "{DIGEST_TABLE}" (tbl TEXT PRIMARY KEY, acc BLOB NOT NULL);']
+    for table in tables:
+        columns = _columns(db, table)
+        total = 0
+        for row in db.execute(f'SELECT {", ".join(f"{chr(34)}{c}{chr(34)}" for c in columns)} FROM "{table}"'):
+            total += _row_hash(tuple(row))
+        script.append(
+            f"INSERT INTO \"{DIGEST_TABLE}\" VALUES ('{table}', X'{(total % MODULUS).to_bytes(WIDTH).hex()}');"
+        )
+        for event, terms in (
+            ("INSERT", [("1", "NEW")]),
+            ("DELETE", [("-1", "OLD")]),
+            ("UPDATE", [("-1", "OLD"), ("1", "NEW")]),
+        ):
+            expression = "acc"
+            for sign, alias in terms:
+                values = ", ".join(f'{alias}."{c}"' for c in columns)
+                expression = f"{MIX_FUNCTION}({expression}, {sign}, {values})"
+            script.append(
+                f'CREATE TRIGGER "{DIGEST_TABLE}_{table}_{event.lower()}" AFTER {event} ON "{table}" BEGIN '
+                f"UPDATE \"{DIGEST_TABLE}\" SET acc = {expression} WHERE tbl = '{table}'; END;"
+            )
+    script.append("RELEASE digest_install;")
     try:
-        db.execute(f'CREATE TABLE "{DIGEST_TABLE}" (tbl TEXT PRIMARY KEY, acc BLOB NOT NULL)')
-        for table in tables:
-            columns = _columns(db, table)
-            total = 0
-            for row in db.execute(f'SELECT {", ".join(f"{chr(34)}{c}{chr(34)}" for c in columns)} FROM "{table}"'):
-                total += _row_hash(tuple(row))
-            db.execute(f'INSERT INTO "{DIGEST_TABLE}" VALUES (?, ?)', (table, (total % MODULUS).to_bytes(WIDTH)))
-            for event, terms in (
-                ("INSERT", [("1", "NEW")]),
-                ("DELETE", [("-1", "OLD")]),
-                ("UPDATE", [("-1", "OLD"), ("1", "NEW")]),
-            ):
-                expression = "acc"
-                for sign, alias in terms:
-                    values = ", ".join(f'{alias}."{c}"' for c in columns)
-                    expression = f"{MIX_FUNCTION}({expression}, {sign}, {values})"
-                db.execute(
-                    f'CREATE TRIGGER "{DIGEST_TABLE}_{table}_{event.lower()}" AFTER {event} ON "{table}" BEGIN '
-                    f"UPDATE \"{DIGEST_TABLE}\" SET acc = {expression} WHERE tbl = '{table}'; END"
-                )
+        db.executescript("\n".join(script))
     except BaseException:
-        db.execute("ROLLBACK TO digest_install")
-        db.execute("RELEASE digest_install")
+        db.executescript("ROLLBACK TO digest_install; RELEASE digest_install;")
         raise
-    db.execute("RELEASE digest_install")
 
 
 def read(db: sqlite3.Connection) -> str:
