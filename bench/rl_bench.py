@@ -2,6 +2,9 @@
 
 Run: .venv/bin/python bench/rl_bench.py [--only state,episode,openenv,ray]
 
+- episode (support-refund, the solver's actions as a fixed script): reset + 4 steps + reward, episodes/s in
+  one process and with 2 worker processes (target ≥ 1,000/s with 2 workers); baseline: `agentenv run`'s own
+  rollouts (`TaskRunner`, scripted agent, one process), measured here too.
 - state (globex world: slack+email+helpdesk, ~14 MB): checkpoint (in-memory snapshot) ≤ 5 ms, 16 forks kept
   alive ≤ 20 ms in total, reset ≤ 1 ms, `state_digest()` ≤ 5 ms. Baselines measured here: the snapshot's bytes
   form, forks that copy every app's database (what a fork cost before copy-on-write), a reset from the bytes form
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -124,11 +128,90 @@ def bench_state() -> None:
     )
 
 
+SOLVED = [
+    {"tool": "issue_refund", "arguments": {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged boots"}},
+    {"tool": "close_ticket", "arguments": {"ticket_id": "TCK-9001", "resolution": "Refunded 89.99."}},
+    {
+        "tool": "send_email",
+        "arguments": {"to": ["dana.kim@example.com"], "subject": "Refund", "body": "We refunded 89.99."},
+    },
+    {"answer": "Refunded 89.99, closed TCK-9001, emailed Dana."},
+]
+
+
+def batch_rate(batch: Any, slots: int, rounds: int) -> float:
+    """Episodes per second: reset every slot, play the script, check every reward."""
+    started = time.perf_counter()
+    for _ in range(rounds):
+        batch.reset()
+        for action in SOLVED:
+            results = batch.step([action] * slots)
+        assert all(r is not None and r.reward == 1.0 for r in results), results
+    return slots * rounds / (time.perf_counter() - started)
+
+
+def runner_rate(rollouts: int) -> float:
+    import asyncio
+
+    from agentenv.config import load_config
+    from agentenv.plugins.host import get_host
+    from agentenv_rl.split import find_task
+    from agentenv_runtime.engine.runner import TaskRunner
+
+    host = get_host()
+    task, bundle_dir, bundle = find_task("support-refund", host)
+    runner = TaskRunner(host, load_config())
+
+    async def rollouts_() -> None:
+        for seed in range(rollouts):
+            record = await runner.run(task, seed=seed, bundle=bundle, bundle_dir=bundle_dir)
+            assert record["score"] == 1.0
+
+    started = time.perf_counter()
+    asyncio.run(rollouts_())
+    return rollouts / (time.perf_counter() - started)
+
+
+def bench_episode() -> None:
+    import tempfile
+
+    from agentenv_rl.api import make, vector
+
+    os.chdir(tempfile.mkdtemp(prefix="rl-bench-"))  # run records of the baseline land here
+    baseline = runner_rate(200)
+    print(f"support-refund: `agentenv run`-style rollouts (TaskRunner, scripted agent): {baseline:,.0f}/s")
+    single = make("support-refund")
+    started = time.perf_counter()
+    for _ in range(500):
+        single.reset()
+        for action in SOLVED:
+            result = single.step(action)
+        assert result.reward == 1.0
+    one = 500 / (time.perf_counter() - started)
+    single.close()
+    print(f"  one episode, reset + 4 steps + reward: {one:,.0f} episodes/s ({one / baseline:.1f}x the runner)")
+    slots = 32
+    local = vector("support-refund", slots)
+    batch_rate(local, slots, 2)
+    in_process = batch_rate(local, slots, 20)
+    local.close()
+    print(f"  {slots} forks in one process, stepped in a batch: {in_process:,.0f} episodes/s")
+    workers = vector("support-refund", slots, workers=2)
+    batch_rate(workers, slots, 2)
+    two = batch_rate(workers, slots, 40)
+    workers.close()
+    verdict = "met" if two >= 1000 else "NOT met"
+    print(
+        f"  {slots} slots over 2 worker processes: {two:,.0f} episodes/s (target ≥ 1,000/s: {verdict}); "
+        f"{two / in_process:.2f}x one process, {two / baseline:.1f}x the runner"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parse = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parse.add_argument("--only", default=",".join(SECTIONS), help=f"Comma-separated sections ({', '.join(SECTIONS)}).")
     chosen = parse.parse_args(argv).only.split(",")
-    runs: dict[str, Callable[[], Any]] = {"state": bench_state}
+    runs: dict[str, Callable[[], Any]] = {"state": bench_state, "episode": bench_episode}
     for name in chosen:
         if name in runs:
             print(f"== {name}")

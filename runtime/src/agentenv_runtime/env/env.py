@@ -25,6 +25,7 @@ from agentenv_runtime.env.artifact import ARTIFACT_SUFFIXES, Artifact, ArtifactE
 from agentenv_runtime.env.tool import TOOL_MARK, ToolError, ToolSpec, argument_errors, build_tool_spec
 
 LOAD_MEMO_SIZE = 16
+DIGEST_MEMO_SIZE = 8
 _LOAD_MEMO: dict[type, OrderedDict[tuple[bytes, str], bytes]] = {}
 _LOAD_SEEN: dict[int, tuple[bytes, bytes]] = {}
 """id(state bytes) → (those bytes, their digest); holding the bytes keeps the id from being reused."""
@@ -57,6 +58,10 @@ class Env(Environment):
         self.settings = settings
         self.clock: Clock = SystemClock()
         self._pending: bytes | None = None
+        self._digest_memo: OrderedDict[int, tuple[bytes, digest.Accumulators]] | None = None
+        """Set once the state digest is on: state bytes seen → their accumulators (see `env.digest`)."""
+        self._digest_stale = False
+        """The state was replaced by bytes of unknown accumulators: count them again before the next digest."""
         self._db = _connect()
         self.db.executescript(self.schema)
         self.db.execute("PRAGMA user_version = 1")  # an env with no tables still has a page to snapshot
@@ -136,6 +141,10 @@ class Env(Environment):
         assert data is not None
         self._db = _connect()
         self._db.deserialize(data)
+        if self._digest_memo is not None:
+            known = self._known_accumulators(data)
+            digest.attach(self._db, known or digest.zeros(self.table_names()))
+            self._digest_stale = known is None  # counted only when a digest is asked for
         self._snapshot_cache = (self._db.total_changes, data)
 
     def _state_bytes(self) -> bytes | None:
@@ -158,6 +167,8 @@ class Env(Environment):
             return cached[1]  # type: ignore[no-any-return]
         data = self.db.serialize()
         self._snapshot_cache = (changes, data)
+        if self._digest_memo is not None and not self._digest_stale:
+            self._remember(data, digest.current(self._db))
         return data
 
     def restore(self, data: bytes) -> None:
@@ -169,25 +180,57 @@ class Env(Environment):
             self._pending = data
             return
         self._db.deserialize(data)
+        if self._digest_memo is not None:
+            known = self._known_accumulators(data)
+            if known is not None:
+                digest.load(self._db, known)
+            self._digest_stale = known is None  # counted again only when a digest is asked for
         self._snapshot_cache = (self._db.total_changes, data)
 
+    # ---- state digest ------------------------------------------------------------------------------
     def state_digest(self) -> str:
         """An order-independent digest of every data table, the same in any process (see `env.digest`).
 
-        The first call installs the incremental digest (one pass over the rows); after that it is one small
-        query, and snapshots and forks carry it."""
-        known = self._state_bytes()
-        cached = self.__dict__.get("_digest_cache")
-        if known is not None and cached is not None and cached[0] is known:
-            return cached[1]  # type: ignore[no-any-return]
-        db = self.db
-        if not digest.installed(db):
-            digest.install(db, self.table_names())
-            known = None
-        value = digest.read(db)
-        if known is not None:
-            self._digest_cache = (known, value)
-        return value
+        The first call turns the incremental digest on (one pass over the rows); after that it costs a small
+        query, and restores and forks from state this env has seen carry it without another pass."""
+        pending = self._pending
+        if pending is not None and self._digest_memo is not None:
+            known = self._known_accumulators(pending)
+            if known is not None:
+                return digest.of(known)  # a fork that was never used: no need to make its database
+        db, state = self.db, self._state_bytes()
+        if self._digest_memo is None or self._digest_stale:
+            accumulators = digest.scan(db, self.table_names())
+            if self._digest_memo is None:
+                digest.attach(db, accumulators)
+                self._digest_memo = OrderedDict()
+            else:
+                digest.load(db, accumulators)
+            self._digest_stale = False
+            if state is not None:  # the digest's own bookkeeping did not change the state
+                self._snapshot_cache = (db.total_changes, state)
+                self._remember(state, accumulators)
+            return digest.of(accumulators)
+        return digest.of(digest.current(db))
+
+    def _remember(self, data: bytes, accumulators: digest.Accumulators) -> None:
+        """Which accumulators belong to these state bytes (a few recent ones; the entry holds the bytes, so the
+        id cannot be reused while it is kept)."""
+        memo = self._digest_memo
+        assert memo is not None
+        memo[id(data)] = (data, accumulators)
+        memo.move_to_end(id(data))
+        while len(memo) > DIGEST_MEMO_SIZE:
+            memo.popitem(last=False)
+
+    def _known_accumulators(self, data: bytes) -> digest.Accumulators | None:
+        """The accumulators of `data` when this env has seen those bytes."""
+        assert self._digest_memo is not None
+        hit = self._digest_memo.get(id(data))
+        if hit is None or hit[0] is not data:
+            return None
+        self._digest_memo.move_to_end(id(data))  # the start point of a reset loop stays remembered
+        return hit[1]
 
     def reset(self) -> None:
         """Back to the state right after the last artifact load (or empty)."""
@@ -203,6 +246,8 @@ class Env(Environment):
         clone._pending = self.snapshot()
         clone.__dict__.pop("_db", None)
         clone.loaded = list(self.loaded)
+        if self._digest_memo is not None:
+            clone._digest_memo = OrderedDict(self._digest_memo)
         return clone
 
     # ---- data --------------------------------------------------------------------------------------
@@ -307,9 +352,7 @@ class Env(Environment):
         """Data tables in creation order; virtual tables (full-text indexes) and their shadow tables are
         derived data, rebuilt by the env's own triggers, so they are neither exported nor loaded."""
         rows = self.db.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
-            "AND name != ? ORDER BY rowid",
-            (digest.DIGEST_TABLE,),
+            "SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
         ).fetchall()
         virtual = [name for name, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
         return [
