@@ -5,6 +5,10 @@ Run: .venv/bin/python bench/rl_bench.py [--only state,episode,openenv,ray]
 - episode (support-refund, the solver's actions as a fixed script): reset + 4 steps + reward, episodes/s in
   one process and with 2 worker processes (target ≥ 1,000/s with 2 workers); baseline: `agentenv run`'s own
   rollouts (`TaskRunner`, scripted agent, one process), measured here too.
+- openenv: `agentenv openenv serve support-refund` against OpenEnv's echo environment on OpenEnv's own server
+  (`bench/openenv_echo_server.py`, run in a venv made from $AGENTENV_WHEELHOUSE), driven by the same WebSocket
+  client in this process: cold start to healthy (target ≤ 1 s), step round-trip and steps/s with 32 sessions
+  (target ≥ 2× theirs). Our step is a `get_ticket` tool call through the world; theirs echoes a string.
 - state (globex world: slack+email+helpdesk, ~14 MB): checkpoint (in-memory snapshot) ≤ 5 ms, 16 forks kept
   alive ≤ 20 ms in total, reset ≤ 1 ms, `state_digest()` ≤ 5 ms. Baselines measured here: the snapshot's bytes
   form, forks that copy every app's database (what a fork cost before copy-on-write), a reset from the bytes form
@@ -207,11 +211,125 @@ def bench_episode() -> None:
     )
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cold_start(command: list[str], port: int, cwd: str) -> tuple[Any, float]:
+    """Start a server; seconds until GET /health answers 200."""
+    import subprocess
+
+    import httpx
+
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while time.perf_counter() - started < 120:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return process, time.perf_counter() - started
+        except httpx.HTTPError:
+            time.sleep(0.01)
+    process.kill()
+    raise RuntimeError(f"{command[0]} did not become healthy")
+
+
+def drive(port: int, action: dict[str, Any], sessions: int, steps: int) -> tuple[float, float]:
+    """(median step round-trip s, steps/s) with `sessions` WebSocket sessions stepping concurrently."""
+    import asyncio
+    import json
+
+    import websockets
+
+    async def one(latencies: list[float]) -> None:
+        async with websockets.connect(f"ws://127.0.0.1:{port}/ws") as ws:
+            await ws.send(json.dumps({"type": "reset", "data": {}}))
+            await ws.recv()
+            message = json.dumps({"type": "step", "data": action})
+            for _ in range(steps):
+                sent = time.perf_counter()
+                await ws.send(message)
+                reply = json.loads(await ws.recv())
+                latencies.append(time.perf_counter() - sent)
+                assert reply["type"] == "observation", reply
+
+    async def everyone() -> tuple[float, float]:
+        latencies: list[float] = []
+        started = time.perf_counter()
+        await asyncio.gather(*(one(latencies) for _ in range(sessions)))
+        return statistics.median(latencies), len(latencies) / (time.perf_counter() - started)
+
+    return asyncio.run(everyone())
+
+
+def openenv_python() -> str | None:
+    """A venv with openenv-core from the wheelhouse (kept in /tmp between bench runs)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    wheelhouse = Path(os.environ.get("AGENTENV_WHEELHOUSE", "/nonexistent"))
+    if not any(wheelhouse.glob("openenv_core-*.whl")):
+        return None
+    venv = Path("/tmp/agentenv-bench-openenv-venv")
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(wheelhouse)]
+        subprocess.run([*pip, "openenv-core==0.3.0"], check=True)
+    return str(python)
+
+
+def bench_openenv() -> None:
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    scratch = tempfile.mkdtemp(prefix="rl-bench-openenv-")
+    agentenv = str(Path(sys.executable).with_name("agentenv"))
+    ticket = {"tool": "get_ticket", "arguments": {"ticket_id": "TCK-9001"}}
+    port = free_port()
+    ours, our_start = cold_start([agentenv, "openenv", "serve", "support-refund", "--port", str(port)], port, scratch)
+    try:
+        drive(port, ticket, 4, 5)
+        our_rt, our_rate = drive(port, ticket, 32, 50)
+    finally:
+        ours.terminate()
+        ours.wait()
+    verdict = "met" if our_start <= 1 else "NOT met"
+    print(f"agentenv openenv serve support-refund: cold start to healthy {our_start:.2f} s (target ≤ 1 s: {verdict})")
+    print(f"  32 sessions: step round-trip median {our_rt * 1000:.2f} ms, {our_rate:,.0f} steps/s")
+    python = openenv_python()
+    if python is None:
+        print("  OpenEnv's echo server: skipped, openenv-core is not in $AGENTENV_WHEELHOUSE (.ci/run downloads it)")
+        return
+    port = free_port()
+    theirs, their_start = cold_start([python, str(here / "openenv_echo_server.py"), str(port)], port, scratch)
+    try:
+        drive(port, {"message": "hello"}, 4, 5)
+        their_rt, their_rate = drive(port, {"message": "hello"}, 32, 50)
+    finally:
+        theirs.terminate()
+        theirs.wait()
+    ratio = their_start / our_start
+    print(f"OpenEnv's echo env on openenv-core's server: cold start {their_start:.2f} s ({ratio:.1f}x ours)")
+    print(f"  32 sessions: step round-trip median {their_rt * 1000:.2f} ms, {their_rate:,.0f} steps/s")
+    verdict = "met" if our_rate >= 2 * their_rate else "NOT met"
+    print(
+        f"  ours vs theirs: {our_rate / their_rate:.1f}x the steps/s (target ≥ 2x: {verdict}), "
+        f"{their_rt / our_rt:.1f}x faster round-trips"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parse = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parse.add_argument("--only", default=",".join(SECTIONS), help=f"Comma-separated sections ({', '.join(SECTIONS)}).")
     chosen = parse.parse_args(argv).only.split(",")
-    runs: dict[str, Callable[[], Any]] = {"state": bench_state, "episode": bench_episode}
+    runs: dict[str, Callable[[], Any]] = {"state": bench_state, "episode": bench_episode, "openenv": bench_openenv}
     for name in chosen:
         if name in runs:
             print(f"== {name}")

@@ -152,3 +152,30 @@ def test_a_task_without_an_agent_is_refused_with_the_reason(tmp_path: Any) -> No
     task.write_text('name = "no-agent"\n[[steps]]\nid = "desk"\ntype = "deploy_env"\nenvs = ["helpdesk"]\n')
     with pytest.raises(EpisodeError, match="exactly one deploy_agent and one prompt_agent"):
         make(str(task))
+
+
+def test_an_agent_truncated_mid_turn_gets_the_graded_result() -> None:
+    short = make("support-refund", max_steps=2)
+    try:
+        result = asyncio.run(play(short, solver(short, "solver")))
+        assert result.truncated and not result.terminated and short.done
+        assert result.info["score"] is not None and result.reward == pytest.approx(result.info["score"])
+    finally:
+        short.close()
+
+
+def test_astep_grades_a_truncation_and_shaping_on_the_callers_loop() -> None:
+    shaped = make("support-refund", max_steps=2, shaping=True)
+
+    async def scenario() -> list[Any]:
+        shaped.reset()
+        first = await shaped.astep({"tool": "issue_refund", "arguments": REFUND})
+        last = await shaped.astep({"tool": "get_ticket", "arguments": {"ticket_id": "TCK-9001"}})
+        return [first, last]
+
+    try:
+        first, last = asyncio.run(scenario())
+        assert first.reward > 0 and last.truncated
+        assert first.reward + last.reward == pytest.approx(last.info["score"])
+    finally:
+        shaped.close()

@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import uuid
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,10 +163,6 @@ class Template:
             seed, ctx, world, world.checkpoint(), world.trajectory.copy(), dict(ctx.outputs), prompt, tools, digest
         )
 
-    def grade(self, ctx: RunContext, answer: str, user: str) -> tuple[float | None, dict[str, Any]]:
-        """`agrade` on the template's own loop, for synchronous callers."""
-        return self.loop.run_until_complete(self.agrade(ctx, answer, user))
-
     async def agrade(self, ctx: RunContext, answer: str, user: str) -> tuple[float | None, dict[str, Any]]:
         """Run the verifiers on the world as it is, with `answer` as the agent's response."""
         split = self.split
@@ -239,56 +236,62 @@ class Episode:
 
     def step(self, action: Action | Mapping[str, Any]) -> StepResult:
         """A tool call (reward 0, or the score's change with shaping) or the final answer (reward = score)."""
-        if self.done:
-            raise EpisodeError("the episode is over (or was never reset); call reset() first")
-        chosen = parse_action(action)
-        if chosen.answer is not None:
-            self.step_count += 1
-            return self._finish(chosen.answer, truncated=False)
-        return self._call(chosen)
+        chosen = self._accept(action)
+        if chosen.tool is not None and not self.template.shaping and self.step_count + 1 < self.template.max_steps:
+            return StepResult(self._tool(chosen), 0.0, False, False, {"step": self.step_count})  # no grading
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return self.template.loop.run_until_complete(self._astep(chosen))
+        # called from async code that cannot await (an agent's synchronous tool access): grade on a thread's loop
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, self._astep(chosen)).result()
 
     async def astep(self, action: Action | Mapping[str, Any]) -> StepResult:
-        """`step()` from async code: the verifiers run on the caller's event loop (no shaping here)."""
+        """`step()` from async code: the verifiers run on the caller's event loop."""
+        return await self._astep(self._accept(action))
+
+    def _accept(self, action: Action | Mapping[str, Any]) -> Action:
         if self.done:
             raise EpisodeError("the episode is over (or was never reset); call reset() first")
-        chosen = parse_action(action)
-        if chosen.answer is None:
-            return self._call(chosen, shape=False)
-        self.step_count += 1
-        self._record_answer(chosen.answer)
-        graded = await self.template.agrade(self.ctx, chosen.answer, self._start.prompt)
-        return self._result(chosen.answer, graded, truncated=False)
+        return parse_action(action)
 
-    def _call(self, chosen: Action, *, shape: bool = True) -> StepResult:
+    async def _astep(self, chosen: Action) -> StepResult:
+        template = self.template
+        if chosen.answer is not None:
+            self.step_count += 1
+            return await self._afinish(chosen.answer, {"type": "final", "answer": chosen.answer}, truncated=False)
+        observation = self._tool(chosen)
+        if self.step_count >= template.max_steps:
+            return await self._afinish("", observation, truncated=True)
+        reward = 0.0
+        if template.shaping:
+            score, _ = await template.agrade(self._grading_ctx(), "", self._start.prompt)
+            reward, self._shaped = (score or 0.0) - self._shaped, score or 0.0
+        return StepResult(observation, reward, False, False, {"step": self.step_count})
+
+    def _tool(self, chosen: Action) -> dict[str, Any]:
         assert chosen.tool is not None
         self.step_count += 1
         outcome = self.world.call(chosen.tool, chosen.arguments, role=self.role)
-        observation = {"type": "tool_result", "tool": chosen.tool, **outcome.to_dict()}
-        if self.step_count >= self.template.max_steps:
-            result = self._finish("", truncated=True)
-            return StepResult(observation, result.reward, False, True, result.info)
-        reward = 0.0
-        if self.template.shaping and shape:
-            score, _ = self.template.grade(self._grading_ctx(), "", self._start.prompt)
-            reward, self._shaped = (score or 0.0) - self._shaped, score or 0.0
-        return StepResult(observation, reward, False, False, {"step": self.step_count})
+        return {"type": "tool_result", "tool": chosen.tool, **outcome.to_dict()}
 
     def _grading_ctx(self) -> RunContext:
         """Shaping grades a scratch copy of the outputs, so the real answer's grading starts clean."""
         return dataclasses.replace(self.ctx, outputs=dict(self.ctx.outputs))
 
-    def _record_answer(self, answer: str) -> None:
-        """The answer enters the trajectory as `prompt_agent` records an agent's turn (same digest as a run)."""
+    async def _afinish(self, answer: str, observation: dict[str, Any], *, truncated: bool) -> StepResult:
+        """The answer enters the trajectory as `prompt_agent` records an agent's turn (same digest as a run),
+        then the verifiers grade it."""
         world = self.world
         now = world.clock.now().isoformat()
         world.trajectory.record("agent_turn", now, role=self.role, persona=None, user=self._start.prompt, agent=answer)
+        graded = await self.template.agrade(self.ctx, answer, self._start.prompt)
+        return self._result(observation, graded, truncated=truncated)
 
-    def _finish(self, answer: str, *, truncated: bool) -> StepResult:
-        self._record_answer(answer)
-        graded = self.template.grade(self.ctx, answer, self._start.prompt)
-        return self._result(answer, graded, truncated=truncated)
-
-    def _result(self, answer: str, graded: tuple[float | None, dict[str, Any]], *, truncated: bool) -> StepResult:
+    def _result(
+        self, observation: dict[str, Any], graded: tuple[float | None, dict[str, Any]], *, truncated: bool
+    ) -> StepResult:
         score, verifiers = graded
         world = self.world
         self.done, self.score = True, score
@@ -300,7 +303,6 @@ class Episode:
             "trajectory_digest": world.trajectory.digest(),
             "step": self.step_count,
         }
-        observation = {"type": "final", "answer": answer}
         return StepResult(observation, reward, not truncated, truncated, info)
 
     def state(self) -> dict[str, Any]:

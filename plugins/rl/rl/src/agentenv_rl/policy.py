@@ -19,12 +19,16 @@ class EpisodeTools:
 
     def __init__(self, episode: Episode) -> None:
         self.episode = episode
+        self.last: StepResult | None = None
 
     def list_tools(self) -> list[dict[str, Any]]:
         return self.episode.world.list_tools(self.episode.role)
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        observation = self.episode.step({"tool": name, "arguments": arguments}).observation
+        if self.episode.done:
+            return {"ok": False, "error": {"code": "episode_over", "message": "the episode was truncated"}}
+        self.last = self.episode.step({"tool": name, "arguments": arguments})
+        observation = self.last.observation
         return {key: observation[key] for key in ("ok", "result", "error") if key in observation}
 
 
@@ -37,7 +41,8 @@ def agent_of_kind(host: PluginHost, kind: str, settings: dict[str, Any]) -> Agen
 async def play(episode: Episode, agent: AgentKind[Any]) -> StepResult:
     """Reset the episode and let the agent play it to its final answer."""
     observation, _ = episode.reset()
-    response = await agent.respond(observation["prompt"], EpisodeTools(episode))
-    if episode.done:  # truncated while the agent was still calling tools
-        return StepResult({"type": "final", "answer": ""}, 0.0, False, True, {"score": episode.score})
+    tools = EpisodeTools(episode)
+    response = await agent.respond(observation["prompt"], tools)
+    if episode.done and tools.last is not None:  # truncated while the agent was still calling tools
+        return tools.last
     return await episode.astep({"answer": response.text})
