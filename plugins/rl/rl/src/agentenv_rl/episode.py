@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -102,6 +103,7 @@ class Template:
         bundle_dir: Path | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         shaping: bool = False,
+        record: bool = False,
     ) -> None:
         self.host = host or get_host()
         self.config = config or load_config()
@@ -113,7 +115,7 @@ class Template:
         self.runner = TaskRunner(self.host, self.config)
         self.planned: dict[str, Planned] = self.runner.prepare(self.task)
         self.split: TaskSplit = split_task(self.task, self.planned)
-        self.max_steps, self.shaping = max_steps, shaping
+        self.max_steps, self.shaping, self.record = max_steps, shaping, record
         self.loop = asyncio.new_event_loop()
         self.starts: dict[int, Start] = {}
 
@@ -303,7 +305,37 @@ class Episode:
             "trajectory_digest": world.trajectory.digest(),
             "step": self.step_count,
         }
+        if self.template.record:
+            info["run_id"] = self._save(info, truncated)
         return StepResult(observation, reward, not truncated, truncated, info)
+
+    def _save(self, info: dict[str, Any], truncated: bool) -> str:
+        """A finished episode as a run record with its trajectory, so `agentenv runs export` reads it."""
+        template = self.template
+        records = template.runner.records
+        run_id = f"{new_run_id()}-{self.episode_id[:8]}"
+        key = f"runs/{run_id}/{template.split.world_step}.trajectory.jsonl"
+        records.objects.put(key, self.world.trajectory.to_jsonl())
+        records.save(
+            {
+                "id": run_id,
+                "task": template.task.name,
+                "task_file": str(template.task.path),
+                "bundle": template.bundle,
+                "seed": self.seed,
+                "status": "truncated" if truncated else "succeeded",
+                "passed": info["passed"],
+                "score": info["score"],
+                "trajectory_digest": info["trajectory_digest"],
+                "trajectories": {template.split.world_step: key},
+                "verifiers": info["verifiers"],
+                "plugin_versions": template.runner.plugin_versions,
+                "episode_id": self.episode_id,
+                "started_at": time.time(),
+                "steps": [],
+            }
+        )
+        return run_id
 
     def state(self) -> dict[str, Any]:
         """OpenEnv-style state: the episode id and step count, plus the world's state digest."""
@@ -344,11 +376,14 @@ def make(
     seed: int | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     shaping: bool = False,
+    record: bool = False,
     host: PluginHost | None = None,
     config: Config | None = None,
 ) -> Episode:
-    """An episode of `BUNDLE[:TASK]`, a bundle folder or a task file; runs the task's setup for `seed` once."""
-    template = Template(target, host=host, config=config, max_steps=max_steps, shaping=shaping)
+    """An episode of `BUNDLE[:TASK]`, a bundle folder or a task file; runs the task's setup for `seed` once.
+
+    With `record`, every finished episode is saved as a run (record and trajectory) for `agentenv runs export`."""
+    template = Template(target, host=host, config=config, max_steps=max_steps, shaping=shaping, record=record)
     try:
         return Episode(template, seed)
     except BaseException:
