@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -117,6 +118,7 @@ class Template:
         self.split: TaskSplit = split_task(self.task, self.planned)
         self.max_steps, self.shaping, self.record = max_steps, shaping, record
         self.loop = asyncio.new_event_loop()
+        self.loop_lock = threading.Lock()
         self.starts: dict[int, Start] = {}
 
     def default_seed(self) -> int:
@@ -142,7 +144,8 @@ class Template:
         setup_task = self.task.model_copy(update={"steps": self.split.setup})
         planned = {decl.id: self.planned[decl.id] for decl in self.split.setup}
         try:
-            records = self.loop.run_until_complete(Engine(setup_task, planned, ctx).run())
+            with self.loop_lock:
+                records = self.loop.run_until_complete(Engine(setup_task, planned, ctx).run())
         except BaseException:
             ctx.teardown_all()
             raise
@@ -244,7 +247,12 @@ class Episode:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return self.template.loop.run_until_complete(self._astep(chosen))
+            if self.template.loop_lock.acquire(blocking=False):
+                try:
+                    return self.template.loop.run_until_complete(self._astep(chosen))
+                finally:
+                    self.template.loop_lock.release()
+            return asyncio.run(self._astep(chosen))  # another thread is using the template's loop
         # called from async code that cannot await (an agent's synchronous tool access): grade on a thread's loop
         with ThreadPoolExecutor(1) as pool:
             return pool.submit(asyncio.run, self._astep(chosen)).result()
