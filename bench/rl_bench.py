@@ -9,6 +9,8 @@ Run: .venv/bin/python bench/rl_bench.py [--only state,episode,openenv,ray]
   (`bench/openenv_echo_server.py`, run in a venv made from $AGENTENV_WHEELHOUSE), driven by the same WebSocket
   client in this process: cold start to healthy (target ≤ 1 s), step round-trip and steps/s with 32 sessions
   (target ≥ 2× theirs). Our step is a `get_ticket` tool call through the world; theirs echoes a string.
+- ray: `agentenv run support-refund -k N --runner ray` rollouts/s on a local Ray with 2 CPUs against 1 CPU
+  (target ≥ 1.8x), and RayEpisodes (32 slots on 2 actors against 1) episodes/s.
 - state (globex world: slack+email+helpdesk, ~14 MB): checkpoint (in-memory snapshot) ≤ 5 ms, 16 forks kept
   alive ≤ 20 ms in total, reset ≤ 1 ms, `state_digest()` ≤ 5 ms. Baselines measured here: the snapshot's bytes
   form, forks that copy every app's database (what a fork cost before copy-on-write), a reset from the bytes form
@@ -325,11 +327,58 @@ def bench_openenv() -> None:
     )
 
 
+def bench_ray() -> None:
+    import tempfile
+
+    import ray
+    from agentenv.plugins.host import get_host
+    from agentenv_ray.api import RayEpisodes, RayRunner
+    from agentenv_rl.split import find_task
+    from agentenv_runtime.engine.runners import RunnerSettings
+
+    os.chdir(tempfile.mkdtemp(prefix="rl-bench-ray-"))
+    task, bundle_dir, bundle = find_task("support-refund", get_host())
+    rates: dict[int, tuple[float, float]] = {}
+    for cpus in (1, 2):
+        ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        try:
+            runner = RayRunner(RunnerSettings(workers=cpus))
+
+            def rollouts(k: int, runner: RayRunner = runner) -> float:
+                started = time.perf_counter()
+                done = runner.run(
+                    task, list(range(k)), bundle=bundle, bundle_dir=bundle_dir, overrides={}, on_done=lambda s: None
+                )
+                assert len(done) == k and all(s["score"] == 1.0 for s in done)
+                return k / (time.perf_counter() - started)
+
+            rollouts(4 * cpus)  # workers warm: plugins imported, the task planned
+            runs = rollouts(200)
+            batch = RayEpisodes("support-refund", 32, workers=cpus)
+            batch_rate(batch, 32, 2)
+            episodes = batch_rate(batch, 32, 20)
+            batch.close()
+            rates[cpus] = (runs, episodes)
+        finally:
+            ray.shutdown()
+        print(f"  Ray with {cpus} CPU(s): {rates[cpus][0]:,.0f} rollouts/s (runner), {rates[cpus][1]:,.0f} episodes/s")
+    ratio = rates[2][0] / rates[1][0]
+    print(
+        f"  2 workers vs 1: {ratio:.2f}x rollouts/s (target ≥ 1.8x: {'met' if ratio >= 1.8 else 'NOT met'}), "
+        f"{rates[2][1] / rates[1][1]:.2f}x episodes/s"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parse = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parse.add_argument("--only", default=",".join(SECTIONS), help=f"Comma-separated sections ({', '.join(SECTIONS)}).")
     chosen = parse.parse_args(argv).only.split(",")
-    runs: dict[str, Callable[[], Any]] = {"state": bench_state, "episode": bench_episode, "openenv": bench_openenv}
+    runs: dict[str, Callable[[], Any]] = {
+        "state": bench_state,
+        "episode": bench_episode,
+        "openenv": bench_openenv,
+        "ray": bench_ray,
+    }
     for name in chosen:
         if name in runs:
             print(f"== {name}")
