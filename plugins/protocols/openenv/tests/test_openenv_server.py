@@ -17,13 +17,13 @@ import pytest
 import websockets
 
 OPENENV_CORE = "openenv-core==0.3.0"
-REFUND = {"tool": "issue_refund", "arguments": {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged"}}
-CLOSE = {"tool": "close_ticket", "arguments": {"ticket_id": "TCK-9001", "resolution": "Refunded 89.99."}}
-TELL = {
-    "tool": "send_email",
-    "arguments": {"to": ["dana.kim@example.com"], "subject": "Refund", "body": "We refunded 89.99 for the boots."},
-}
-SOLVED = [REFUND, CLOSE, TELL, {"answer": "Refunded 89.99, closed TCK-9001, emailed Dana."}]
+SOLVED: list[dict[str, Any]] = json.loads(
+    '[{"tool": "issue_refund", "arguments": {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged"}},'
+    ' {"tool": "close_ticket", "arguments": {"ticket_id": "TCK-9001", "resolution": "Refunded 89.99."}},'
+    ' {"tool": "send_email", "arguments": {"to": ["dana.kim@example.com"], "subject": "Refund",'
+    ' "body": "We refunded 89.99 for the boots."}}, {"answer": "Refunded 89.99, closed TCK-9001, emailed Dana."}]'
+)
+REFUND = SOLVED[0]
 
 
 def test_http_endpoints_answer_in_openenv_shapes(serve: Callable[..., str]) -> None:

@@ -261,18 +261,12 @@ def rollout_worker(job: RolloutJob) -> list[dict[str, Any]]:
 
 
 def rollout_jobs(
-    task: TaskFile,
-    seeds: list[int],
-    workers: int,
-    *,
-    bundle: str | None,
-    bundle_dir: Path | None,
-    overrides: dict[str, Any],
+    task: TaskFile, seeds: list[int], workers: int, bundle: str | None, folder: Path | None, overrides: dict[str, Any]
 ) -> list[RolloutJob]:
     """The seeds in chunks (about four per worker, at most 50 seeds each), in seed order."""
     chunk = max(1, min(50, len(seeds) // (workers * 4) or 1))
-    folder = str(bundle_dir) if bundle_dir else None
-    return [(str(task.path), bundle, folder, seeds[i : i + chunk], overrides) for i in range(0, len(seeds), chunk)]
+    where = str(folder) if folder else None
+    return [(str(task.path), bundle, where, seeds[i : i + chunk], overrides) for i in range(0, len(seeds), chunk)]
 
 
 def run_parallel(
@@ -292,7 +286,7 @@ def run_parallel(
     """
     from concurrent.futures import ProcessPoolExecutor
 
-    jobs = rollout_jobs(task, seeds, workers, bundle=bundle, bundle_dir=bundle_dir, overrides=overrides)
+    jobs = rollout_jobs(task, seeds, workers, bundle, bundle_dir, overrides)
     results: list[dict[str, Any]] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for batch in pool.map(rollout_worker, jobs):

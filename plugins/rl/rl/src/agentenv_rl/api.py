@@ -1,52 +1,43 @@
 """The public API of agentenv-rl (other plugins import only this module).
 
-Heavy pieces load on first use: `AgentEnvGym` imports gymnasium, the export's Parquet writer pyarrow.
+`AgentEnvGym` is looked up on first use, because it imports gymnasium (an extra); the export's Parquet writer
+imports pyarrow only when it writes.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from agentenv_rl.episode import Action as Action
-    from agentenv_rl.episode import Episode as Episode
-    from agentenv_rl.episode import StepResult as StepResult
-    from agentenv_rl.episode import Template as Template
-    from agentenv_rl.episode import make as make
-    from agentenv_rl.gym_env import AgentEnvGym as AgentEnvGym
-    from agentenv_rl.policy import EpisodeTools as EpisodeTools
-    from agentenv_rl.policy import agent_of_kind as agent_of_kind
-    from agentenv_rl.policy import play as play
-    from agentenv_rl.split import EpisodeError as EpisodeError
-    from agentenv_rl.vector import EpisodeBatch as EpisodeBatch
-    from agentenv_rl.vector import LocalEpisodes as LocalEpisodes
-    from agentenv_rl.vector import shares as shares
-    from agentenv_rl.vector import vector as vector
+from agentenv_rl.episode import Action, Episode, StepResult, Template, make
+from agentenv_rl.policy import EpisodeTools, agent_of_kind, play
+from agentenv_rl.split import EpisodeError
+from agentenv_rl.vector import EpisodeBatch, LocalEpisodes, shares, split_actions, vector
 
-_HOMES = {
-    "Action": "agentenv_rl.episode",
-    "Episode": "agentenv_rl.episode",
-    "StepResult": "agentenv_rl.episode",
-    "Template": "agentenv_rl.episode",
-    "make": "agentenv_rl.episode",
-    "AgentEnvGym": "agentenv_rl.gym_env",
-    "EpisodeTools": "agentenv_rl.policy",
-    "agent_of_kind": "agentenv_rl.policy",
-    "play": "agentenv_rl.policy",
-    "EpisodeError": "agentenv_rl.split",
-    "EpisodeBatch": "agentenv_rl.vector",
-    "LocalEpisodes": "agentenv_rl.vector",
-    "shares": "agentenv_rl.vector",
-    "vector": "agentenv_rl.vector",
-}
-__all__ = sorted(_HOMES)
+if TYPE_CHECKING:
+    from agentenv_rl.gym_env import AgentEnvGym as AgentEnvGym
+
+__all__ = [
+    "Action",
+    "AgentEnvGym",
+    "Episode",
+    "EpisodeBatch",
+    "EpisodeError",
+    "EpisodeTools",
+    "LocalEpisodes",
+    "StepResult",
+    "Template",
+    "agent_of_kind",
+    "make",
+    "play",
+    "shares",
+    "split_actions",
+    "vector",
+]
 
 
 def __getattr__(name: str) -> Any:
-    module = _HOMES.get(name)
-    if module is None:
+    if name != "AgentEnvGym":
         raise AttributeError(f"module 'agentenv_rl.api' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    from agentenv_rl.gym_env import AgentEnvGym
+
+    return AgentEnvGym

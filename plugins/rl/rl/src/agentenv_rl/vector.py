@@ -83,6 +83,15 @@ def shares(n: int, workers: int) -> list[int]:
     return [n // workers + (1 if i < n % workers else 0) for i in range(min(n, workers))]
 
 
+def split_actions(actions: Sequence[ActionLike], sizes: list[int]) -> list[tuple[list[Any]]]:
+    """One batch's actions cut into each worker's share (as plain dicts, to cross a process boundary)."""
+    if len(actions) != sum(sizes):
+        raise ValueError(f"{len(actions)} actions for {sum(sizes)} episodes; give one per slot (or None)")
+    plain = [dict(a) if isinstance(a, Mapping) else a for a in actions]
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return [(plain[start : start + size],) for start, size in zip(starts, sizes, strict=True)]
+
+
 class WorkerEpisodes:
     """The same batch interface, its slots spread over worker processes (spawned, so each is clean)."""
 
@@ -125,14 +134,7 @@ class WorkerEpisodes:
         return self._ask("reset", [() for _ in self.connections])
 
     def step(self, actions: Sequence[ActionLike]) -> list[StepResult | None]:
-        if len(actions) != sum(self.sizes):
-            raise ValueError(f"{len(actions)} actions for {sum(self.sizes)} episodes; give one per slot (or None)")
-        plain = [dict(a) if isinstance(a, Mapping) else a for a in actions]
-        parts, start = [], 0
-        for size in self.sizes:
-            parts.append((plain[start : start + size],))
-            start += size
-        return self._ask("step", parts)
+        return self._ask("step", split_actions(actions, self.sizes))
 
     def states(self) -> list[dict[str, Any]]:
         return self._ask("states", [() for _ in self.connections])

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentenv_rl.api import LocalEpisodes, StepResult, shares
+from agentenv_rl.api import LocalEpisodes, StepResult, shares, split_actions
 
 from agentenv_ray.runner import connect
 
@@ -56,14 +56,7 @@ class RayEpisodes:
         return self._all("reset", [() for _ in self.actors])
 
     def step(self, actions: Sequence[StepAction]) -> list[StepResult | None]:
-        if len(actions) != sum(self.sizes):
-            raise ValueError(f"{len(actions)} actions for {sum(self.sizes)} episodes; give one per slot (or None)")
-        plain = [dict(a) if isinstance(a, Mapping) else a for a in actions]
-        parts, start = [], 0
-        for size in self.sizes:
-            parts.append((plain[start : start + size],))
-            start += size
-        return self._all("step", parts)
+        return self._all("step", split_actions(actions, self.sizes))
 
     def states(self) -> list[dict[str, Any]]:
         return self._all("states", [() for _ in self.actors])

@@ -58,7 +58,7 @@ class RayRunner(RolloutRunner):
         try:
             resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
             workers = max(self.settings.workers, int(resources.get("CPU", 1)))
-            jobs = rollout_jobs(task, seeds, workers, bundle=bundle, bundle_dir=bundle_dir, overrides=overrides)
+            jobs = rollout_jobs(task, seeds, workers, bundle, bundle_dir, overrides)
             environment = {k: v for k, v in os.environ.items() if k.startswith("AGENTENV_")}
             remote = ray.remote(num_cpus=1)(run_chunk)
             pending = [remote.remote(job, os.getcwd(), environment) for job in jobs]
