@@ -51,8 +51,15 @@ def serve(template: Template, host: str, port: int, max_sessions: int) -> int:
     from agentenv_openenv.app import build_app
 
     app = build_app(template, max_sessions)
-    quiet = {"log_level": "warning", "access_log": False}
-    config = uvicorn.Config(app, host=host, port=port, ws="websockets-sansio", ws_per_message_deflate=False, **quiet)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        ws="websockets-sansio",
+        ws_per_message_deflate=False,  # messages stay small and local to the trainer: compression only costs CPU
+    )
     server = uvicorn.Server(config)
     bound_startup = server.startup
 
