@@ -72,6 +72,10 @@ def test_websocket_sessions_are_isolated_and_capped(serve: Callable[..., str]) -
             await left.send(json.dumps({"type": "close"}))
         async with websockets.connect(url) as again:  # the closed sessions' slots are free again
             assert (await exchange(again, {"type": "reset", "data": {}}))["type"] == "observation"
+            seven = (await exchange(again, {"type": "state"}))["data"]
+            assert (await exchange(again, {"type": "reset", "data": {"seed": 3}}))["type"] == "observation"
+            three = (await exchange(again, {"type": "state"}))["data"]
+            assert seven["seed"] == 7 and three["seed"] == 3 and three["step_count"] == 0
 
     asyncio.run(scenario())
 
