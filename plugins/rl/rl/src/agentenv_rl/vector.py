@@ -115,7 +115,10 @@ class WorkerEpisodes:
 
     @staticmethod
     def _reply(connection: Connection) -> Any:
-        status, value = connection.recv()
+        try:
+            status, value = connection.recv()
+        except EOFError:
+            raise RuntimeError("episode worker: the process exited before answering (see its error above)") from None
         if status == "error":
             raise RuntimeError(f"episode worker: {value}")
         return value
