@@ -103,3 +103,47 @@ def test_recorded_episodes_are_exported_like_runs(agentenv_cli: Callable[..., Cl
     assert row["run_id"] == final.info["run_id"] and row["reward"] == final.reward
     assert [m["role"] for m in row["messages"]] == ["user", "assistant", "tool", "assistant"]
     assert row["trajectory_digest"] == final.info["trajectory_digest"]
+
+
+def test_export_streams_one_run_at_a_time(tmp_path: Path) -> None:
+    """300 runs with 100 KB trajectories each (30 MB): exporting them holds about one run in memory."""
+    import io
+    import tracemalloc
+
+    from agentenv.config import load_config
+    from agentenv.plugins.host import get_host
+    from agentenv_rl.export import rows, write_jsonl
+    from agentenv_runtime.engine.records import Records
+
+    records = Records(load_config(), get_host())
+    padding = "x" * 100_000
+    for index in range(300):
+        run_id = f"r-stream-{index:04d}"
+        events = [
+            {"seq": 0, "kind": "tool_call", "role": "agent", "tool": "note", "args": {"text": padding}, "result": 1},
+            {"seq": 1, "kind": "agent_turn", "role": "agent", "user": "go", "agent": "done"},
+        ]
+        key = f"runs/{run_id}/desk.trajectory.jsonl"
+        records.objects.put(key, "".join(json.dumps(e) + "\n" for e in events).encode())
+        records.save({"id": run_id, "task": "t", "seed": index, "score": 0.5, "trajectories": {"desk": key}})
+    fetched: list[str] = []
+    original = records.documents.get
+    records.documents.get = lambda collection, doc_id: fetched.append(doc_id) or original(collection, doc_id)  # type: ignore[method-assign]
+    stream = rows(records)
+    assert next(stream)["run_id"] == "r-stream-0000" and fetched == ["r-stream-0000"]
+
+    class Counting(io.TextIOBase):
+        lines = 0
+
+        def write(self, text: str) -> int:
+            self.lines += 1
+            return len(text)
+
+    out = Counting()
+    tracemalloc.start()
+    try:
+        assert write_jsonl(rows(records), out) == 300
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out.lines == 300 and peak < 5_000_000, f"peak {peak / 1e6:.1f} MB for 30 MB of runs"
