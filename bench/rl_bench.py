@@ -117,6 +117,14 @@ def bench_state() -> None:
         median_seconds(lambda: world.restore(blob), setup=dirty),
     )
     line("reset of an untouched world", median_seconds(lambda: world.restore_checkpoint(point)))
+    world.restore_checkpoint(point, hold=True)
+    line(
+        "reset after a rollout step, held (roll back to the savepoint)",
+        median_seconds(lambda: world.restore_checkpoint(point, hold=True), setup=dirty),
+        1,
+        median_seconds(lambda: world.restore_checkpoint(point), setup=dirty),
+    )
+    world.restore_checkpoint(point)
     line(
         "state_digest() after a rollout step",
         median_seconds(world.state_digest, setup=dirty),

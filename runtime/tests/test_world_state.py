@@ -162,3 +162,36 @@ def test_a_checkpoint_from_before_the_digest_existed_still_digests_right() -> No
     assert world.call("add", {"body": "b"}).ok
     world.restore_checkpoint(early)
     assert world.state_digest() == expected
+
+
+def test_a_held_checkpoint_is_rewound_and_matches_a_restore() -> None:
+    world = world_with("a", "b")
+    point = world.checkpoint()
+    world.restore_checkpoint(point, hold=True)
+    digest = world.state_digest()  # first digest while the hold is open
+    for round_ in range(3):
+        assert world.call("add", {"body": f"more {round_}"}).ok
+        assert world.call("drop", {"note_id": 1}).ok
+        assert not world.call("add", {"body": 5}).ok  # a refused call inside the hold changes nothing
+        world.restore_checkpoint(point, hold=True)
+        assert world.state_digest() == digest
+        assert world.query("notes", "SELECT body FROM notes ORDER BY id") == [{"body": "a"}, {"body": "b"}]
+    held = world.env("notes")
+    assert held._held is point.envs["notes"], "the later resets rolled back to the hold"
+    fork = world.fork()  # a fork of a held world sees its current state and holds nothing itself
+    assert fork.state_digest() == digest and fork.env("notes")._held is None
+    assert world.call("add", {"body": "c"}).ok
+    world.restore(world.snapshot())  # a plain restore releases the hold first
+    assert held._held is None
+
+
+def test_a_hold_for_other_bytes_is_not_rewound() -> None:
+    world = world_with("a")
+    first = world.checkpoint()
+    world.restore_checkpoint(first, hold=True)
+    assert world.call("add", {"body": "b"}).ok
+    second = world.checkpoint()
+    world.restore_checkpoint(second, hold=True)  # another point: restored, then held
+    assert world.query("notes", "SELECT COUNT(*) AS n FROM notes") == [{"n": 2}]
+    world.restore_checkpoint(first, hold=True)
+    assert world.query("notes", "SELECT COUNT(*) AS n FROM notes") == [{"n": 1}]

@@ -441,13 +441,21 @@ class World:
         header = json.dumps({"rules": point.rules, "sizes": sizes}).encode()
         return SNAPSHOT_MAGIC + struct.pack(">I", len(header)) + header + b"".join(point.envs.values())
 
-    def restore_checkpoint(self, point: WorldCheckpoint) -> None:
+    def restore_checkpoint(self, point: WorldCheckpoint, *, hold: bool = False) -> None:
         """Put back a checkpoint. Envs whose state is already its bytes are left alone, so resetting after a
-        rollout costs only the apps the rollout changed."""
+        rollout costs only the apps the rollout changed.
+
+        With `hold`, each app keeps this state as a savepoint (`Env.hold`), and the next `hold` restore of the
+        same checkpoint rolls back to it instead of copying the bytes in: the fast path for resetting to one
+        start thousands of times."""
         if set(point.envs) != set(self.envs):
             raise WorldError(f"checkpoint holds envs {sorted(point.envs)}, this world has {sorted(self.envs)}")
         for name, blob in point.envs.items():
-            self.envs[name].restore(blob)
+            env = self.envs[name]
+            if not (hold and env.rewind(blob)):
+                env.restore(blob)
+                if hold:
+                    env.hold()
         self._load_rules(dict(point.rules))
 
     def restore(self, data: bytes) -> None:

@@ -231,7 +231,7 @@ class Episode:
             self.seed = seed
             self._bind(self.template.start(seed))
         start = self._start
-        self.world.restore_checkpoint(start.checkpoint)
+        self.world.restore_checkpoint(start.checkpoint, hold=True)
         self.world.trajectory = start.trajectory.copy()
         self.ctx.outputs = dict(start.outputs)
         self.episode_id = uuid.uuid4().hex
