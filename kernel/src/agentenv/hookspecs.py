@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         AgentKind,
         BundleRef,
         CliCommand,
+        Contribution,
         Environment,
         SandboxProvider,
         Step,
@@ -77,6 +78,11 @@ class AgentenvSpecs:
     @hookspec
     def agentenv_register_cli_commands(self) -> list[CliCommand]:
         """Extra `agentenv` sub-commands, loaded only when invoked (see `CliCommand`)."""
+        raise NotImplementedError
+
+    @hookspec
+    def agentenv_register_runners(self) -> list[type[Contribution]]:
+        """Rollout runners for `agentenv run --runner NAME` (the runtime defines what a runner class does)."""
         raise NotImplementedError
 
     @hookspec

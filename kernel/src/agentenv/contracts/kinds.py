@@ -8,6 +8,7 @@ from agentenv.contracts.registry import Kind
 
 if TYPE_CHECKING:
     from agentenv.contracts.agent import AgentKind
+    from agentenv.contracts.base import Contribution
     from agentenv.contracts.bundle import BundleRef
     from agentenv.contracts.cli import CliCommand
     from agentenv.contracts.env import Environment
@@ -26,8 +27,9 @@ TRIGGER_KINDS: Kind[type[TriggerKind[Any]]] = Kind("trigger_kinds", _C + "trigge
 AGENT_KINDS: Kind[type[AgentKind[Any]]] = Kind("agent_kinds", _C + "agent:AgentKind")
 BUNDLES: Kind[BundleRef] = Kind("bundles")
 CLI_COMMANDS: Kind[CliCommand] = Kind("cli_commands")
+RUNNERS: Kind[type[Contribution]] = Kind("runners", _C + "base:Contribution")
 
 ALL: tuple[Kind[Any], ...] = (
-    ENVS, SANDBOX_PROVIDERS, STEPS, STORES, TRIGGER_KINDS, AGENT_KINDS, BUNDLES, CLI_COMMANDS
+    ENVS, SANDBOX_PROVIDERS, STEPS, STORES, TRIGGER_KINDS, AGENT_KINDS, BUNDLES, CLI_COMMANDS, RUNNERS
 )  # fmt: skip
 BY_NAME: dict[str, Kind[Any]] = {kind.name: kind for kind in ALL}

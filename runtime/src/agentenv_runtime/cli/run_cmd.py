@@ -24,6 +24,7 @@ from agentenv.plugins.host import get_host
 from agentenv_runtime.engine.bundle import Bundle, find_bundle
 from agentenv_runtime.engine.engine import StepRecord
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
+from agentenv_runtime.engine.runners import RolloutRunner, RunnerSettings
 from agentenv_runtime.engine.task import TaskError, TaskFile, read_task
 from agentenv_runtime.sources import find_any_bundle, is_export
 
@@ -64,6 +65,8 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="Worker processes for -k rollouts (worlds stay in-process in each).",
     )
+    add("--runner", metavar="NAME", help="Run the -k rollouts with an installed runner (e.g. ray).")
+    add("--address", metavar="ADDRESS", help="The runner's cluster address (ray: HOST:PORT); default: start one.")
     add("--dry-run", action="store_true", help="Check everything, run nothing.")
     add("--keep", action="store_true", help="Keep worlds and sandboxes; save world snapshots.")
     add("--resume", metavar="RUN_ID", help="Resume a stored run that did not finish.")
@@ -175,10 +178,24 @@ async def _run_all(
     resume: dict[str, Any] | None,
     progress: Progress,
     workers: int = 1,
+    rollout_runner: RolloutRunner | None = None,
 ) -> list[dict[str, Any]]:
     results = []
     for task in tasks:
         base = seed if seed is not None else (task.seed if task.seed is not None else runner.config.get("run.seed", 0))
+        if rollout_runner is not None:
+            results.extend(
+                await asyncio.to_thread(
+                    rollout_runner.run,
+                    task,
+                    [int(base) + rollout for rollout in range(k)],
+                    bundle=bundle.name if bundle else None,
+                    bundle_dir=bundle.path if bundle else None,
+                    overrides=overrides,
+                    on_done=progress.finished,
+                )
+            )
+            continue
         if workers > 1 and k > 1 and not keep and resume is None:
             seeds = [int(base) + rollout for rollout in range(k)]
             results.extend(
@@ -238,6 +255,27 @@ def _run_cancellable(coro: Any) -> tuple[Any, int]:
     return result, (128 + received[0] if received else 0)
 
 
+def pick_runner(
+    host: Any, name: str | None, address: str | None, workers: int, *, keep: bool, resume: str | None
+) -> RolloutRunner | None:
+    """The `--runner` (checked before anything runs); `--address` without one is refused."""
+    if name is None:
+        if address is not None:
+            raise TaskError("--address names a runner's cluster: give --runner too (e.g. --runner ray)")
+        return None
+    if keep or resume:
+        raise TaskError(f"--runner {name} runs rollouts elsewhere: it cannot --keep worlds or --resume a run")
+    entry = host.registry(kinds.RUNNERS).get(name)
+    if entry is None:
+        known = ", ".join(sorted(host.registry(kinds.RUNNERS))) or "none installed"
+        raise TaskError(f"--runner {name}: no such runner ({known}); fix: agentenv plugin add agentenv-{name}")
+    runner_cls = entry.obj
+    if not issubclass(runner_cls, RolloutRunner):
+        raise TaskError(f"--runner {name}: {entry.dist} registered a class that is not a RolloutRunner")
+    made: RolloutRunner = runner_cls(RunnerSettings(address=address, workers=workers))
+    return made
+
+
 def main(argv: Sequence[str]) -> int:
     """`agentenv run ARGS`; returns the exit code (`--help` and usage errors exit through argparse)."""
     return run(**vars(parser().parse_args(list(argv))))
@@ -252,6 +290,8 @@ def run(
     seed: int | None = None,
     k: int = 1,
     workers: int = 1,
+    runner: str | None = None,
+    address: str | None = None,
     dry_run: bool = False,
     keep: bool = False,
     resume: str | None = None,
@@ -263,16 +303,17 @@ def run(
         return 0
     host = get_host()
     try:
+        rollout_runner = pick_runner(host, runner, address, workers, keep=keep, resume=resume)
         config = load_config()
-        runner = TaskRunner(host, config)
-        stored = runner.records.get(resume) if resume else None
+        task_runner = TaskRunner(host, config)
+        stored = task_runner.records.get(resume) if resume else None
         if stored:
             bundle, tasks = _select(stored.get("bundle") or stored["task_file"], [stored["task"]])
             seed = stored["seed"]
         else:
             bundle, tasks = _select(target or "", task or [])
         for selected in tasks:
-            runner.prepare(selected, model)
+            task_runner.prepare(selected, model)
     except (TaskError, ConfigError, LookupError) as exc:
         fail(str(exc), 2)
     if dry_run:
@@ -290,7 +331,7 @@ def run(
     progress = Progress(k * len(tasks), quiet=as_json and not sys.stderr.isatty())
     results, signal_exit = _run_cancellable(
         _run_all(
-            runner,
+            task_runner,
             bundle,
             tasks,
             seed=seed,
@@ -300,6 +341,7 @@ def run(
             resume=stored,
             progress=progress,
             workers=workers,
+            rollout_runner=rollout_runner,
         )
     )
     if signal_exit:

@@ -228,7 +228,11 @@ def summary_of(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _rollout_worker(job: tuple[str, str | None, str | None, list[int], dict[str, Any]]) -> list[dict[str, Any]]:
+RolloutJob = tuple[str, str | None, str | None, list[int], dict[str, Any]]
+"""(task file, bundle name, bundle folder, seeds, overrides): what `rollout_worker` runs."""
+
+
+def rollout_worker(job: RolloutJob) -> list[dict[str, Any]]:
     """One worker process: its own plugin host, config and stores; runs its share of the seeds in order."""
     from agentenv.config import load_config
     from agentenv.plugins.host import get_host
@@ -256,6 +260,15 @@ def _rollout_worker(job: tuple[str, str | None, str | None, list[int], dict[str,
     return asyncio.run(rollouts())
 
 
+def rollout_jobs(
+    task: TaskFile, seeds: list[int], workers: int, bundle: str | None, folder: Path | None, overrides: dict[str, Any]
+) -> list[RolloutJob]:
+    """The seeds in chunks (about four per worker, at most 50 seeds each), in seed order."""
+    chunk = max(1, min(50, len(seeds) // (workers * 4) or 1))
+    where = str(folder) if folder else None
+    return [(str(task.path), bundle, where, seeds[i : i + chunk], overrides) for i in range(0, len(seeds), chunk)]
+
+
 def run_parallel(
     task: TaskFile,
     seeds: list[int],
@@ -273,14 +286,10 @@ def run_parallel(
     """
     from concurrent.futures import ProcessPoolExecutor
 
-    chunk = max(1, min(50, len(seeds) // (workers * 4) or 1))
-    jobs = [
-        (str(task.path), bundle, str(bundle_dir) if bundle_dir else None, seeds[i : i + chunk], overrides)
-        for i in range(0, len(seeds), chunk)
-    ]
+    jobs = rollout_jobs(task, seeds, workers, bundle, bundle_dir, overrides)
     results: list[dict[str, Any]] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for batch in pool.map(_rollout_worker, jobs):
+        for batch in pool.map(rollout_worker, jobs):
             for summary in batch:
                 on_done(summary)
             results.extend(batch)

@@ -20,6 +20,7 @@ from agentenv.contracts.env import Environment
 from agentenv.contracts.trigger import Message
 from pydantic import BaseModel, ValidationError
 
+from agentenv_runtime.env import digest
 from agentenv_runtime.env.artifact import ARTIFACT_SUFFIXES, Artifact, ArtifactError, artifact_name
 from agentenv_runtime.env.tool import (
     TOOL_MARK,
@@ -31,6 +32,9 @@ from agentenv_runtime.env.tool import (
 )
 
 LOAD_MEMO_SIZE = 16
+HOLD = "agentenv_hold"
+"""The savepoint `Env.hold()` keeps open so that `Env.rewind()` can undo a rollout without a restore."""
+DIGEST_MEMO_SIZE = 8
 _LOAD_MEMO: dict[type, OrderedDict[tuple[bytes, str], bytes]] = {}
 _LOAD_SEEN: dict[int, tuple[bytes, bytes]] = {}
 """id(state bytes) → (those bytes, their digest); holding the bytes keeps the id from being reused."""
@@ -62,8 +66,14 @@ class Env(Environment):
             settings = self.Settings.model_validate(settings or {})
         self.settings = settings
         self.clock: Clock = SystemClock()
-        self.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        self.db.row_factory = sqlite3.Row
+        self._pending: bytes | None = None
+        self._digest_memo: OrderedDict[int, tuple[bytes, digest.Accumulators]] | None = None
+        """Set once the state digest is on: state bytes seen → their accumulators (see `env.digest`)."""
+        self._digest_stale = False
+        """The state was replaced by bytes of unknown accumulators: count them again before the next digest."""
+        self._held: bytes | None = None
+        """The state bytes the open hold savepoint stands for (None: no hold)."""
+        self._db = _connect()
         self.db.executescript(self.schema)
         self.db.execute("PRAGMA user_version = 1")  # an env with no tables still has a page to snapshot
         self.loaded: list[Artifact] = []
@@ -130,35 +140,163 @@ class Env(Environment):
         return self.clock.now()
 
     # ---- state -------------------------------------------------------------------------------------
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The env's database. A fork's is made from its parent's state bytes on first use (copy on write)."""
+        if self._pending is not None:
+            self._materialize()
+        return self._db
+
+    @db.setter
+    def db(self, connection: sqlite3.Connection) -> None:
+        self._db, self._pending = connection, None
+
+    def _materialize(self) -> None:
+        data, self._pending = self._pending, None
+        assert data is not None
+        self._held = None
+        self._db = _connect()
+        self._db.deserialize(data)
+        if self._digest_memo is not None:
+            known = self._known_accumulators(data)
+            digest.attach(self._db, known or digest.zeros(self.table_names()))
+            self._digest_stale = known is None  # counted only when a digest is asked for
+        self._snapshot_cache = (self._db.total_changes, data)
+
+    def _state_bytes(self) -> bytes | None:
+        """The bytes the state is known to equal without serializing, if any."""
+        if self._pending is not None:
+            return self._pending
+        cached = self.__dict__.get("_snapshot_cache")
+        if cached is not None and cached[0] == self._db.total_changes:
+            return cached[1]  # type: ignore[no-any-return]
+        return None
+
     def snapshot(self) -> bytes:
         """The state as bytes. Unchanged state (same `total_changes`) returns the cached bytes: forking a
         template world thousands of times then costs one copy each, not two."""
+        if self._pending is not None:
+            return self._pending
         changes = self.db.total_changes
         cached = self.__dict__.get("_snapshot_cache")
         if cached is not None and cached[0] == changes:
             return cached[1]  # type: ignore[no-any-return]
         data = self.db.serialize()
         self._snapshot_cache = (changes, data)
+        if self._digest_memo is not None and not self._digest_stale:
+            self._remember(data, digest.current(self._db))
         return data
 
     def restore(self, data: bytes) -> None:
-        self.db.deserialize(data)
-        self._snapshot_cache = (self.db.total_changes, data)
+        """Put back a snapshot; a no-op when the state is already those very bytes (an untouched env of a
+        reset world), and deferred like a fork's when the database was never used since."""
+        if self._state_bytes() is data:
+            return
+        if self._pending is not None:
+            self._pending = data
+            return
+        self._release_hold()
+        self._db.deserialize(data)
+        if self._digest_memo is not None:
+            known = self._known_accumulators(data)
+            if known is not None:
+                digest.load(self._db, known)
+            self._digest_stale = known is None  # counted again only when a digest is asked for
+        self._snapshot_cache = (self._db.total_changes, data)
+
+    def hold(self) -> None:
+        """Keep the current state, which must be the bytes of the last `restore()` (a reset point), as the one
+        `rewind()` goes back to: a savepoint stays open, and tool calls nest inside it. Undoing a rollout then
+        rolls back only the pages it changed, with no copy and no schema to parse again (a few times faster
+        than a restore). Nothing happens for an env that is not materialized: it has nothing to undo."""
+        if self._pending is not None:
+            return
+        state = self._state_bytes()
+        self._release_hold()
+        if state is not None:
+            self._db.execute(f"SAVEPOINT {HOLD}")
+            self._held = state
+
+    def rewind(self, data: bytes) -> bool:
+        """Back to `data` by rolling back to the hold, when the hold stands for exactly those bytes."""
+        if self._held is None or self._held is not data or self._pending is not None:
+            return False
+        self._db.execute(f"ROLLBACK TO {HOLD}")
+        self._snapshot_cache = (self._db.total_changes, data)
+        return True
+
+    def _release_hold(self) -> None:
+        if self._held is not None:
+            self._held = None
+            self._db.execute(f"RELEASE {HOLD}")
+
+    # ---- state digest ------------------------------------------------------------------------------
+    def state_digest(self) -> str:
+        """An order-independent digest of every data table, the same in any process (see `env.digest`).
+
+        The first call turns the incremental digest on (one pass over the rows); after that it costs a small
+        query, and restores and forks from state this env has seen carry it without another pass."""
+        pending = self._pending
+        if pending is not None and self._digest_memo is not None:
+            known = self._known_accumulators(pending)
+            if known is not None:
+                return digest.of(known)  # a fork that was never used: no need to make its database
+        db, state = self.db, self._state_bytes()
+        if self._digest_memo is None or self._digest_stale:
+            accumulators = digest.scan(db, self.table_names())
+            if self._digest_memo is None:
+                held = self._held
+                self._release_hold()  # the attach script would commit the hold's savepoint anyway
+                digest.attach(db, accumulators)
+                self._digest_memo = OrderedDict()
+                if held is not None and held is state:
+                    self._snapshot_cache = (db.total_changes, state)
+                    self.hold()
+            else:
+                digest.load(db, accumulators)
+            self._digest_stale = False
+            if state is not None:  # the digest's own bookkeeping did not change the state
+                self._snapshot_cache = (db.total_changes, state)
+                self._remember(state, accumulators)
+            return digest.of(accumulators)
+        return digest.of(digest.current(db))
+
+    def _remember(self, data: bytes, accumulators: digest.Accumulators) -> None:
+        """Which accumulators belong to these state bytes (a few recent ones; the entry holds the bytes, so the
+        id cannot be reused while it is kept)."""
+        memo = self._digest_memo
+        assert memo is not None
+        memo[id(data)] = (data, accumulators)
+        memo.move_to_end(id(data))
+        while len(memo) > DIGEST_MEMO_SIZE:
+            memo.popitem(last=False)
+
+    def _known_accumulators(self, data: bytes) -> digest.Accumulators | None:
+        """The accumulators of `data` when this env has seen those bytes."""
+        assert self._digest_memo is not None
+        hit = self._digest_memo.get(id(data))
+        if hit is None or hit[0] is not data:
+            return None
+        self._digest_memo.move_to_end(id(data))  # the start point of a reset loop stays remembered
+        return hit[1]
 
     def reset(self) -> None:
         """Back to the state right after the last artifact load (or empty)."""
         self.restore(self._initial)
 
     def fork(self) -> Self:
-        """An independent copy with the same state, settings and initial point; no schema re-run."""
+        """An independent copy with the same state, settings and initial point; no schema re-run.
+
+        The copy shares the parent's state bytes and makes its own database from them on first use, so a
+        fork costs microseconds and a rollout pays only for the apps it touches."""
         clone = type(self).__new__(type(self))
         clone.__dict__.update(self.__dict__)
-        clone.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        clone.db.row_factory = sqlite3.Row
-        data = self.snapshot()
-        clone.db.deserialize(data)
-        clone._snapshot_cache = (clone.db.total_changes, data)
+        clone._pending = self.snapshot()
+        clone._held = None
+        clone.__dict__.pop("_db", None)
         clone.loaded = list(self.loaded)
+        if self._digest_memo is not None:
+            clone._digest_memo = OrderedDict(self._digest_memo)
         return clone
 
     # ---- data --------------------------------------------------------------------------------------
@@ -321,6 +459,13 @@ class Env(Environment):
     def deliver_reply(self, message: Message, sender: str, text: str) -> Any:
         """Have `sender` answer `message` in the same thread; apps that carry messages override this."""
         raise ToolError(f"{self.name} cannot carry replies", code="unsupported")
+
+
+def _connect() -> sqlite3.Connection:
+    db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    digest.register(db)
+    return db
 
 
 def jsonable(value: Any) -> Any:

@@ -1,0 +1,397 @@
+"""RL benchmarks (the training-environments issue), in one script, on this machine.
+
+Run: .venv/bin/python bench/rl_bench.py [--only state,episode,openenv,ray]
+
+- episode (support-refund, the solver's actions as a fixed script): reset + 4 steps + reward, episodes/s in
+  one process and with 2 worker processes (target ≥ 1,000/s with 2 workers); baseline: `agentenv run`'s own
+  rollouts (`TaskRunner`, scripted agent, one process), measured here too.
+- openenv: `agentenv openenv serve support-refund` against OpenEnv's echo environment on OpenEnv's own server
+  (`bench/openenv_echo_server.py`, run in a venv made from $AGENTENV_WHEELHOUSE), driven by the same WebSocket
+  client in this process: cold start to healthy (target ≤ 1 s), step round-trip and steps/s with 32 sessions
+  (target ≥ 2× theirs). Our step is a `get_ticket` tool call through the world; theirs echoes a string.
+- ray: `agentenv run support-refund -k N --runner ray` rollouts/s on a local Ray with 2 CPUs against 1 CPU
+  (target ≥ 1.8x), and RayEpisodes (32 slots on 2 actors against 1) episodes/s.
+- state (globex world: slack+email+helpdesk, ~14 MB): checkpoint (in-memory snapshot) ≤ 5 ms, 16 forks kept
+  alive ≤ 20 ms in total, reset ≤ 1 ms, `state_digest()` ≤ 5 ms. Baselines measured here: the snapshot's bytes
+  form, forks that copy every app's database (what a fork cost before copy-on-write), a reset from the bytes form
+  and hashing the snapshot bytes.
+
+Every number is measured in this process (the Ray and OpenEnv parts start their own servers and processes);
+ratios compare against a baseline run right here. Medians of repeated batches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agentenv_runtime.world.build import build_world
+from agentenv_runtime.world.world import World
+
+SECTIONS = ("state", "episode", "openenv", "ray")
+
+
+def median_seconds(
+    fn: Callable[[], object], repeat: int = 15, number: int = 5, setup: Callable[[], object] | None = None
+) -> float:
+    """Median seconds per call over `repeat` batches of `number` calls (`setup` runs untimed before each call)."""
+    samples = []
+    for _ in range(repeat):
+        total = 0.0
+        for _ in range(number):
+            if setup is not None:
+                setup()
+            start = time.perf_counter()
+            fn()
+            total += time.perf_counter() - start
+        samples.append(total / number)
+    return statistics.median(samples)
+
+
+def line(label: str, seconds: float, target_ms: float | None = None, baseline: float | None = None) -> None:
+    text = f"  {label}: {seconds * 1000:.3f} ms"
+    if target_ms is not None:
+        text += f" (target ≤ {target_ms:g} ms: {'met' if seconds * 1000 <= target_ms else 'NOT met'})"
+    if baseline is not None:
+        text += f"; baseline {baseline * 1000:.2f} ms, {baseline / seconds:.1f}x"
+    print(text)
+
+
+def globex() -> World:
+    return build_world(
+        "slack,email,helpdesk", artifacts=["globex"], settings={"email": {"address": "support@globex.example"}}
+    )
+
+
+def one_write(world: World) -> None:
+    """A typical rollout step: one helpdesk write (the other two apps stay untouched)."""
+    outcome = world.call("add_ticket_comment", {"ticket_id": "TCK-90001", "body": "looking into it", "public": False})
+    assert outcome.ok, outcome.error
+
+
+def bench_state() -> None:
+    world = globex()
+    size = sum(len(env.snapshot()) for env in world.envs.values()) / 1e6
+    started = time.perf_counter()
+    world.state_digest()
+    install = time.perf_counter() - started
+    print(f"globex world, {size:.1f} MB of state; the first state_digest() installs the digest: {install * 1e3:.0f} ms")
+
+    point = world.checkpoint()
+    blob = world.snapshot()
+
+    def dirty() -> None:
+        one_write(world)
+
+    line(
+        "checkpoint after a rollout step (snapshot in memory; serializes the changed app)",
+        median_seconds(world.checkpoint, setup=dirty),
+        5,
+        median_seconds(world.snapshot, setup=dirty),
+    )
+    line("checkpoint of an unchanged world", median_seconds(world.checkpoint))
+    line("snapshot to bytes (stored form, the baseline above)", median_seconds(world.snapshot))
+    world.restore_checkpoint(point)
+
+    def eager_forks() -> None:
+        for fork in [world.fork() for _ in range(16)]:
+            for env in fork.envs.values():
+                env.db  # noqa: B018 - materialize every app's database, as forks did before copy-on-write
+
+    forks: list[World] = []
+    keep = median_seconds(lambda: forks.extend(world.fork() for _ in range(16)), repeat=7, number=3, setup=forks.clear)
+    line("16 forks kept alive", keep, 20, median_seconds(eager_forks, repeat=5, number=1))
+    line(
+        "16 forks, then one helpdesk write in each (copy on write pays for helpdesk only)",
+        median_seconds(lambda: [one_write(f) for f in [world.fork() for _ in range(16)]], repeat=5, number=1),
+    )
+    line(
+        "reset after a rollout step (restore the checkpoint)",
+        median_seconds(lambda: world.restore_checkpoint(point), setup=dirty),
+        1,
+        median_seconds(lambda: world.restore(blob), setup=dirty),
+    )
+    line("reset of an untouched world", median_seconds(lambda: world.restore_checkpoint(point)))
+    world.restore_checkpoint(point, hold=True)
+    line(
+        "reset after a rollout step, held (roll back to the savepoint)",
+        median_seconds(lambda: world.restore_checkpoint(point, hold=True), setup=dirty),
+        1,
+        median_seconds(lambda: world.restore_checkpoint(point), setup=dirty),
+    )
+    world.restore_checkpoint(point)
+    line(
+        "state_digest() after a rollout step",
+        median_seconds(world.state_digest, setup=dirty),
+        5,
+        median_seconds(lambda: hashlib.sha256(world.snapshot()).hexdigest(), setup=dirty),
+    )
+    world.restore_checkpoint(point)
+    plain, digested = build_world("helpdesk", artifacts=["globex"]), build_world("helpdesk", artifacts=["globex"])
+    digested.state_digest()
+    line(
+        "a helpdesk write with the digest's triggers installed",
+        median_seconds(lambda: one_write(digested), number=50),
+        None,
+        median_seconds(lambda: one_write(plain), number=50),
+    )
+
+
+SOLVED = [
+    {"tool": "issue_refund", "arguments": {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged boots"}},
+    {"tool": "close_ticket", "arguments": {"ticket_id": "TCK-9001", "resolution": "Refunded 89.99."}},
+    {
+        "tool": "send_email",
+        "arguments": {"to": ["dana.kim@example.com"], "subject": "Refund", "body": "We refunded 89.99."},
+    },
+    {"answer": "Refunded 89.99, closed TCK-9001, emailed Dana."},
+]
+
+
+def batch_rate(batch: Any, slots: int, rounds: int) -> float:
+    """Episodes per second: reset every slot, play the script, check every reward."""
+    started = time.perf_counter()
+    for _ in range(rounds):
+        batch.reset()
+        for action in SOLVED:
+            results = batch.step([action] * slots)
+        assert all(r is not None and r.reward == 1.0 for r in results), results
+    return slots * rounds / (time.perf_counter() - started)
+
+
+def runner_rate(rollouts: int) -> float:
+    import asyncio
+
+    from agentenv.config import load_config
+    from agentenv.plugins.host import get_host
+    from agentenv_rl.split import find_task
+    from agentenv_runtime.engine.runner import TaskRunner
+
+    host = get_host()
+    task, bundle_dir, bundle = find_task("support-refund", host)
+    runner = TaskRunner(host, load_config())
+
+    async def rollouts_() -> None:
+        for seed in range(rollouts):
+            record = await runner.run(task, seed=seed, bundle=bundle, bundle_dir=bundle_dir)
+            assert record["score"] == 1.0
+
+    started = time.perf_counter()
+    asyncio.run(rollouts_())
+    return rollouts / (time.perf_counter() - started)
+
+
+def bench_episode() -> None:
+    import tempfile
+
+    from agentenv_rl.api import make, vector
+
+    os.chdir(tempfile.mkdtemp(prefix="rl-bench-"))  # run records of the baseline land here
+    baseline = runner_rate(200)
+    print(f"support-refund: `agentenv run`-style rollouts (TaskRunner, scripted agent): {baseline:,.0f}/s")
+    single = make("support-refund")
+    started = time.perf_counter()
+    for _ in range(500):
+        single.reset()
+        for action in SOLVED:
+            result = single.step(action)
+        assert result.reward == 1.0
+    one = 500 / (time.perf_counter() - started)
+    single.close()
+    print(f"  one episode, reset + 4 steps + reward: {one:,.0f} episodes/s ({one / baseline:.1f}x the runner)")
+    slots = 32
+    local = vector("support-refund", slots)
+    batch_rate(local, slots, 2)
+    in_process = batch_rate(local, slots, 20)
+    local.close()
+    print(f"  {slots} forks in one process, stepped in a batch: {in_process:,.0f} episodes/s")
+    workers = vector("support-refund", slots, workers=2)
+    batch_rate(workers, slots, 2)
+    two = batch_rate(workers, slots, 40)
+    workers.close()
+    verdict = "met" if two >= 1000 else "NOT met"
+    print(
+        f"  {slots} slots over 2 worker processes: {two:,.0f} episodes/s (target ≥ 1,000/s: {verdict}); "
+        f"{two / in_process:.2f}x one process, {two / baseline:.1f}x the runner"
+    )
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cold_start(command: list[str], port: int, cwd: str) -> tuple[Any, float]:
+    """Start a server; seconds until GET /health answers 200."""
+    import subprocess
+
+    import httpx
+
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while time.perf_counter() - started < 120:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return process, time.perf_counter() - started
+        except httpx.HTTPError:
+            time.sleep(0.01)
+    process.kill()
+    raise RuntimeError(f"{command[0]} did not become healthy")
+
+
+def drive(port: int, action: dict[str, Any], sessions: int, steps: int) -> tuple[float, float]:
+    """(median step round-trip s, steps/s) with `sessions` WebSocket sessions stepping concurrently."""
+    import asyncio
+    import json
+
+    import websockets
+
+    async def one(latencies: list[float]) -> None:
+        async with websockets.connect(f"ws://127.0.0.1:{port}/ws") as ws:
+            await ws.send(json.dumps({"type": "reset", "data": {}}))
+            await ws.recv()
+            message = json.dumps({"type": "step", "data": action})
+            for _ in range(steps):
+                sent = time.perf_counter()
+                await ws.send(message)
+                reply = json.loads(await ws.recv())
+                latencies.append(time.perf_counter() - sent)
+                assert reply["type"] == "observation", reply
+
+    async def everyone() -> tuple[float, float]:
+        latencies: list[float] = []
+        started = time.perf_counter()
+        await asyncio.gather(*(one(latencies) for _ in range(sessions)))
+        return statistics.median(latencies), len(latencies) / (time.perf_counter() - started)
+
+    return asyncio.run(everyone())
+
+
+def openenv_python() -> str | None:
+    """A venv with openenv-core from the wheelhouse (kept in /tmp between bench runs)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    wheelhouse = Path(os.environ.get("AGENTENV_WHEELHOUSE", "/nonexistent"))
+    if not any(wheelhouse.glob("openenv_core-*.whl")):
+        return None
+    venv = Path("/tmp/agentenv-bench-openenv-venv")
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(wheelhouse)]
+        subprocess.run([*pip, "openenv-core==0.3.0"], check=True)
+    return str(python)
+
+
+def bench_openenv() -> None:
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    scratch = tempfile.mkdtemp(prefix="rl-bench-openenv-")
+    agentenv = str(Path(sys.executable).with_name("agentenv"))
+    ticket = {"tool": "get_ticket", "arguments": {"ticket_id": "TCK-9001"}}
+    port = free_port()
+    ours, our_start = cold_start([agentenv, "openenv", "serve", "support-refund", "--port", str(port)], port, scratch)
+    try:
+        drive(port, ticket, 4, 5)
+        our_rt, our_rate = drive(port, ticket, 32, 50)
+    finally:
+        ours.terminate()
+        ours.wait()
+    verdict = "met" if our_start <= 1 else "NOT met"
+    print(f"agentenv openenv serve support-refund: cold start to healthy {our_start:.2f} s (target ≤ 1 s: {verdict})")
+    print(f"  32 sessions: step round-trip median {our_rt * 1000:.2f} ms, {our_rate:,.0f} steps/s")
+    python = openenv_python()
+    if python is None:
+        print("  OpenEnv's echo server: skipped, openenv-core is not in $AGENTENV_WHEELHOUSE (.ci/run downloads it)")
+        return
+    port = free_port()
+    theirs, their_start = cold_start([python, str(here / "openenv_echo_server.py"), str(port)], port, scratch)
+    try:
+        drive(port, {"message": "hello"}, 4, 5)
+        their_rt, their_rate = drive(port, {"message": "hello"}, 32, 50)
+    finally:
+        theirs.terminate()
+        theirs.wait()
+    ratio = their_start / our_start
+    print(f"OpenEnv's echo env on openenv-core's server: cold start {their_start:.2f} s ({ratio:.1f}x ours)")
+    print(f"  32 sessions: step round-trip median {their_rt * 1000:.2f} ms, {their_rate:,.0f} steps/s")
+    verdict = "met" if our_rate >= 2 * their_rate else "NOT met"
+    print(
+        f"  ours vs theirs: {our_rate / their_rate:.1f}x the steps/s (target ≥ 2x: {verdict}), "
+        f"{their_rt / our_rt:.1f}x faster round-trips"
+    )
+
+
+def bench_ray() -> None:
+    import tempfile
+
+    import ray
+    from agentenv.plugins.host import get_host
+    from agentenv_ray.api import RayEpisodes, RayRunner
+    from agentenv_rl.split import find_task
+    from agentenv_runtime.engine.runners import RunnerSettings
+
+    os.chdir(tempfile.mkdtemp(prefix="rl-bench-ray-"))
+    task, bundle_dir, bundle = find_task("support-refund", get_host())
+    rates: dict[int, tuple[float, float]] = {}
+    for cpus in (1, 2):
+        ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        try:
+            runner = RayRunner(RunnerSettings(workers=cpus))
+
+            def rollouts(k: int, runner: RayRunner = runner) -> float:
+                started = time.perf_counter()
+                done = runner.run(
+                    task, list(range(k)), bundle=bundle, bundle_dir=bundle_dir, overrides={}, on_done=lambda s: None
+                )
+                assert len(done) == k and all(s["score"] == 1.0 for s in done)
+                return k / (time.perf_counter() - started)
+
+            rollouts(4 * cpus)  # workers warm: plugins imported, the task planned
+            runs = rollouts(200)
+            batch = RayEpisodes("support-refund", 32, workers=cpus)
+            batch_rate(batch, 32, 2)
+            episodes = batch_rate(batch, 32, 20)
+            batch.close()
+            rates[cpus] = (runs, episodes)
+        finally:
+            ray.shutdown()
+        print(f"  Ray with {cpus} CPU(s): {rates[cpus][0]:,.0f} rollouts/s (runner), {rates[cpus][1]:,.0f} episodes/s")
+    ratio = rates[2][0] / rates[1][0]
+    print(
+        f"  2 workers vs 1: {ratio:.2f}x rollouts/s (target ≥ 1.8x: {'met' if ratio >= 1.8 else 'NOT met'}), "
+        f"{rates[2][1] / rates[1][1]:.2f}x episodes/s"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parse = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parse.add_argument("--only", default=",".join(SECTIONS), help=f"Comma-separated sections ({', '.join(SECTIONS)}).")
+    chosen = parse.parse_args(argv).only.split(",")
+    runs: dict[str, Callable[[], Any]] = {
+        "state": bench_state,
+        "episode": bench_episode,
+        "openenv": bench_openenv,
+        "ray": bench_ray,
+    }
+    for name in chosen:
+        if name in runs:
+            print(f"== {name}")
+            runs[name]()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""The OpenEnv wire format over an agentenv task (Starlette).
+
+HTTP: `POST /reset`, `POST /step` (`{"action": {...}}`), `GET /state` act on one shared HTTP session (OpenEnv's
+own HTTP endpoints are meant for quick checks too); `GET /health`, `/schema`, `/metadata`. WebSocket `/ws`: one
+session per connection, messages `{"type": "reset"|"step"|"state"|"close", "data": {...}}`, answered with
+`{"type": "observation"|"state"|"error", "data": {...}}`, as OpenEnv's clients expect.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import asynccontextmanager
+from typing import Any
+
+from agentenv_rl.api import Action, EpisodeError, Template
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from agentenv_openenv import __version__
+from agentenv_openenv.sessions import CapacityError, Session, SessionPool
+
+OBSERVATION_SCHEMA = {
+    "type": "object",
+    "description": "prompt (after reset: the task's prompt and the role's tools), tool_result (ok, result or "
+    "error) or final (the answer; info holds score, passed, verifiers and trajectory_digest)",
+    "properties": {
+        "type": {"enum": ["prompt", "tool_result", "final"]},
+        "prompt": {"type": "string"},
+        "tools": {"type": "array", "items": {"type": "object"}},
+        "tool": {"type": "string"},
+        "ok": {"type": "boolean"},
+        "result": {},
+        "error": {"type": "object"},
+        "answer": {"type": "string"},
+        "truncated": {"type": "boolean"},
+        "info": {"type": "object"},
+    },
+    "required": ["type"],
+}
+STATE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "episode_id": {"type": ["string", "null"]},
+        "step_count": {"type": "integer", "minimum": 0},
+        "done": {"type": "boolean"},
+        "seed": {"type": "integer"},
+        "task": {"type": "string"},
+        "state_digest": {"type": "string"},
+    },
+}
+
+
+def _error(message: str, code: str) -> dict[str, Any]:
+    return {"type": "error", "data": {"message": message, "code": code}}
+
+
+def build_app(template: Template, max_sessions: int) -> Starlette:
+    """The app; the task's setup for its default seed runs before it answers healthy."""
+    pool = SessionPool(template, max_sessions)
+    pool.prepare()
+    shared: list[Session] = []
+
+    async def http_session() -> Session:
+        if not shared:
+            shared.append(Session(pool, (await pool.base(template.default_seed())).fork()))
+        return shared[0]
+
+    async def body(request: Request) -> dict[str, Any]:
+        raw = await request.body()
+        data = json.loads(raw) if raw.strip() else {}
+        if not isinstance(data, dict):
+            raise EpisodeError("the request body is a JSON object")
+        return data
+
+    async def reset(request: Request) -> JSONResponse:
+        try:
+            return JSONResponse(await (await http_session()).reset(await body(request)))
+        except (ValueError, EpisodeError) as exc:
+            return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    async def step(request: Request) -> JSONResponse:
+        try:
+            data = await body(request)
+            if not isinstance(data.get("action"), dict):
+                raise EpisodeError('the body needs an "action" object: {"tool", "arguments"} or {"answer"}')
+            return JSONResponse(await (await http_session()).step(data["action"]))
+        except (ValueError, EpisodeError) as exc:
+            return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    async def state(request: Request) -> JSONResponse:
+        return JSONResponse((await http_session()).state())
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "healthy"})
+
+    async def schema(request: Request) -> JSONResponse:
+        return JSONResponse(
+            {"action": Action.model_json_schema(), "observation": OBSERVATION_SCHEMA, "state": STATE_SCHEMA}
+        )
+
+    async def metadata(request: Request) -> JSONResponse:
+        task = template.task
+        return JSONResponse(
+            {
+                "name": f"{template.bundle}:{task.name}" if template.bundle else task.name,
+                "description": task.description or task.name,
+                "readme_content": None,
+                "version": __version__,
+                "author": None,
+                "documentation_url": None,
+            }
+        )
+
+    async def answer(session: Session, message: dict[str, Any]) -> dict[str, Any] | None:
+        kind, data = message.get("type"), message.get("data")
+        if kind == "reset":
+            return {"type": "observation", "data": await session.reset(data if isinstance(data, dict) else {})}
+        if kind == "step":
+            if not isinstance(data, dict):
+                return _error('a step message needs "data": the action object', "VALIDATION_ERROR")
+            return {"type": "observation", "data": await session.step(data)}
+        if kind == "state":
+            return {"type": "state", "data": session.state()}
+        if kind == "close":
+            return None
+        return _error(f"Unknown message type: {kind}", "UNKNOWN_TYPE")
+
+    async def ws(websocket: WebSocket) -> None:
+        await websocket.accept()
+        try:
+            session = await pool.open()
+        except CapacityError as exc:
+            await websocket.send_text(json.dumps(_error(str(exc), "CAPACITY_REACHED")))
+            await websocket.close()
+            return
+        try:
+            while True:
+                raw = await websocket.receive_text()
+                try:
+                    message = json.loads(raw)
+                    reply = await answer(session, message if isinstance(message, dict) else {})
+                except json.JSONDecodeError as exc:
+                    reply = _error(f"Invalid JSON: {exc}", "INVALID_JSON")
+                except EpisodeError as exc:
+                    reply = _error(str(exc), "VALIDATION_ERROR" if "bad action" in str(exc) else "EXECUTION_ERROR")
+                if reply is None:
+                    break
+                await websocket.send_text(json.dumps(reply))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            pool.close(session)
+        await websocket.close()
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> Any:
+        try:
+            yield
+        finally:
+            pool.shutdown()
+
+    routes = [
+        Route("/reset", reset, methods=["POST"]),
+        Route("/step", step, methods=["POST"]),
+        Route("/state", state, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/schema", schema, methods=["GET"]),
+        Route("/metadata", metadata, methods=["GET"]),
+        WebSocketRoute("/ws", ws),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)

@@ -1,0 +1,77 @@
+"""`agentenv openenv serve BUNDLE[:TASK] [--host H] [--port P] [--max-sessions N]` (argparse: cold start counts)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentenv_rl.api import Template
+
+
+def parser() -> argparse.ArgumentParser:
+    parse = argparse.ArgumentParser(prog="agentenv openenv", description="Serve tasks on the OpenEnv wire format.")
+    commands = parse.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = commands.add_parser(
+        "serve", help="Serve one task: HTTP /reset /step /state /health /schema /metadata, /ws."
+    )
+    serve.add_argument("target", metavar="BUNDLE[:TASK]", help="A bundle (and task), a bundle folder or a task file.")
+    serve.add_argument("--host", default="127.0.0.1", help="Address to bind (default 127.0.0.1).")
+    serve.add_argument("--port", type=int, default=8000, help="Port (default 8000; 0 picks a free one).")
+    serve.add_argument("--max-sessions", type=int, default=64, help="Concurrent WebSocket sessions (default 64).")
+    serve.add_argument("--max-steps", type=int, default=100, help="Tool calls before an episode is truncated.")
+    return parse
+
+
+def main(argv: Sequence[str]) -> int:
+    options = parser().parse_args(list(argv))
+    if options.max_sessions < 1 or options.max_steps < 1:
+        print("agentenv openenv serve: --max-sessions and --max-steps must be at least 1", file=sys.stderr)
+        return 2
+    from agentenv.config import ConfigError
+    from agentenv_rl.api import EpisodeError, Template
+    from agentenv_runtime.engine.task import TaskError
+
+    try:
+        template = Template(options.target, max_steps=options.max_steps)
+    except (TaskError, EpisodeError, ConfigError, LookupError) as exc:
+        print(f"agentenv openenv serve: {exc}", file=sys.stderr)
+        return 2
+    return serve(template, options.host, options.port, options.max_sessions)
+
+
+def serve(template: Template, host: str, port: int, max_sessions: int) -> int:
+    """Serve until interrupted; prints the URL once the port is bound and the task's start state is ready."""
+    import asyncio
+
+    import uvicorn
+
+    from agentenv_openenv.app import build_app
+
+    app = build_app(template, max_sessions)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        ws="websockets-sansio",
+        ws_per_message_deflate=False,  # messages stay small and local to the trainer: compression only costs CPU
+    )
+    server = uvicorn.Server(config)
+    bound_startup = server.startup
+
+    async def startup(sockets: Any = None) -> None:
+        await bound_startup(sockets=sockets)
+        bound = [sock.getsockname()[1] for srv in server.servers for sock in srv.sockets]
+        print(
+            f"serving on http://{host}:{bound[0] if bound else port} (OpenEnv: /reset /step /state /health /schema "
+            "/metadata /ws)",
+            flush=True,
+        )
+
+    server.startup = startup  # type: ignore[method-assign]
+    asyncio.run(server.serve())
+    return 0 if server.started else 1

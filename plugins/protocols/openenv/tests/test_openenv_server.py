@@ -1,0 +1,146 @@
+"""The OpenEnv wire format of `agentenv openenv serve`: HTTP endpoints, WebSocket sessions isolated by fork, and
+OpenEnv's own client (`openenv-core`, installed offline into a separate venv from the CI wheelhouse)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+
+OPENENV_CORE = "openenv-core==0.3.0"
+SOLVED: list[dict[str, Any]] = json.loads(
+    '[{"tool": "issue_refund", "arguments": {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged"}},'
+    ' {"tool": "close_ticket", "arguments": {"ticket_id": "TCK-9001", "resolution": "Refunded 89.99."}},'
+    ' {"tool": "send_email", "arguments": {"to": ["dana.kim@example.com"], "subject": "Refund",'
+    ' "body": "We refunded 89.99 for the boots."}}, {"answer": "Refunded 89.99, closed TCK-9001, emailed Dana."}]'
+)
+REFUND = SOLVED[0]
+
+
+def test_http_endpoints_answer_in_openenv_shapes(serve: Callable[..., str]) -> None:
+    url = serve("support-refund")
+    with httpx.Client(base_url=url, timeout=30) as http:
+        assert http.get("/health").json() == {"status": "healthy"}
+        schema = http.get("/schema").json()
+        assert set(schema) == {"action", "observation", "state"} and "answer" in schema["action"]["properties"]
+        assert http.get("/metadata").json()["name"] == "support-refund:resolve-refund"
+        reset = http.post("/reset", json={}).json()
+        assert reset["done"] is False and reset["reward"] is None and reset["observation"]["type"] == "prompt"
+        for action in SOLVED:
+            step = http.post("/step", json={"action": action}).json()
+        assert step["done"] is True and step["reward"] == 1.0 and step["observation"]["info"]["passed"]
+        assert http.get("/state").json()["step_count"] == len(SOLVED)
+        http.post("/reset", json={})
+        bad = http.post("/step", json={"action": {"tool": "x", "answer": "y"}})
+        assert bad.status_code == 422 and "exactly one of" in bad.json()["detail"]
+
+
+def test_websocket_sessions_are_isolated_and_capped(serve: Callable[..., str]) -> None:
+    url = serve("support-refund", "--max-sessions", "2").replace("http://", "ws://") + "/ws"
+
+    async def exchange(ws: Any, message: dict[str, Any]) -> dict[str, Any]:
+        await ws.send(json.dumps(message))
+        reply: dict[str, Any] = json.loads(await ws.recv())
+        return reply
+
+    async def scenario() -> None:
+        async with websockets.connect(url) as left, websockets.connect(url) as right:
+            await exchange(left, {"type": "reset", "data": {}})
+            await exchange(right, {"type": "reset", "data": {"episode_id": "right-1"}})
+            start = (await exchange(left, {"type": "state"}))["data"]["state_digest"]
+            stepped = await exchange(left, {"type": "step", "data": REFUND})
+            assert stepped["type"] == "observation" and stepped["data"]["observation"]["ok"]
+            left_state = (await exchange(left, {"type": "state"}))["data"]
+            right_state = (await exchange(right, {"type": "state"}))["data"]
+            assert left_state["state_digest"] != start and right_state["state_digest"] == start
+            assert right_state["episode_id"] == "right-1" and right_state["step_count"] == 0
+            error = await exchange(right, {"type": "step", "data": {"bogus": True}})
+            assert error["type"] == "error" and error["data"]["code"] == "VALIDATION_ERROR"
+            assert (await exchange(right, {"type": "dance"}))["data"]["code"] == "UNKNOWN_TYPE"
+            async with websockets.connect(url) as third:
+                refused = json.loads(await third.recv())
+                assert refused["type"] == "error" and refused["data"]["code"] == "CAPACITY_REACHED"
+            await left.send(json.dumps({"type": "close"}))
+        async with websockets.connect(url) as again:  # the closed sessions' slots are free again
+            assert (await exchange(again, {"type": "reset", "data": {}}))["type"] == "observation"
+            seven = (await exchange(again, {"type": "state"}))["data"]
+            assert (await exchange(again, {"type": "reset", "data": {"seed": 3}}))["type"] == "observation"
+            three = (await exchange(again, {"type": "state"}))["data"]
+            assert seven["seed"] == 7 and three["seed"] == 3 and three["step_count"] == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_bad_target_is_refused_in_one_line(tmp_path: Path) -> None:
+    agentenv = Path(sys.executable).with_name("agentenv")
+    proc = subprocess.run(
+        [str(agentenv), "openenv", "serve", "no-such-bundle"], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.startswith("agentenv openenv serve: no bundle 'no-such-bundle'") and "Traceback" not in proc.stderr
+    )
+
+
+CLIENT = """
+import asyncio, json, sys
+from openenv.core.generic_client import GenericEnvClient
+
+async def main(url, actions):
+    async with GenericEnvClient(base_url=url) as env:
+        first = await env.reset()
+        for action in actions:
+            result = await env.step(action)
+        state = await env.state()
+    with GenericEnvClient(base_url=url).sync() as env:  # the synchronous wrapper too
+        env.reset()
+        refused = env.step({"answer": "nothing done"})
+    print(json.dumps({"first": first.observation["type"], "reward": result.reward, "done": result.done,
+                      "info": result.observation["info"], "state": state, "sync_reward": refused.reward}))
+
+asyncio.run(main(sys.argv[1], json.loads(sys.argv[2])))
+"""
+
+
+@pytest.fixture(scope="module")
+def openenv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv with OpenEnv's client only, installed offline from the wheelhouse `.ci/run` fills."""
+    wheelhouse = Path(os.environ.get("AGENTENV_WHEELHOUSE", "/nonexistent"))
+    if not any(wheelhouse.glob("openenv_core-*.whl")):
+        pytest.skip("OpenEnv's client wheels are not in $AGENTENV_WHEELHOUSE (.ci/run downloads them)")
+    venv = tmp_path_factory.mktemp("openenv") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(wheelhouse), OPENENV_CORE],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert install.returncode == 0, install.stderr[-3000:]
+    return python
+
+
+@pytest.mark.slow
+def test_openenvs_own_client_completes_an_episode_with_the_right_reward(
+    serve: Callable[..., str], openenv_python: Path
+) -> None:
+    url = serve("support-refund")
+    proc = subprocess.run(
+        [str(openenv_python), "-c", CLIENT, url, json.dumps(SOLVED)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["first"] == "prompt"
+    assert seen["done"] is True and seen["reward"] == 1.0 and seen["info"]["passed"] is True
+    assert seen["state"]["step_count"] == len(SOLVED) and seen["state"]["done"] is True
+    assert seen["sync_reward"] == 0.0  # answering without doing anything scores nothing

@@ -1,0 +1,1 @@
+"""Thin adapters from episodes to trainers' interfaces; each speaks OpenAI chat messages with tool calls."""

@@ -1,0 +1,117 @@
+"""The trainer adapters, each driven by a scripted chat policy (no model can be downloaded here)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from agentenv_rl.adapters.rollout import Trajectory, rollout
+from agentenv_rl.adapters.trl import TaskReward
+from agentenv_rl.adapters.verifiers_env import AgentEnvToolEnv
+
+SCRIPT = [
+    ("issue_refund", {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged boots"}),
+    ("close_ticket", {"ticket_id": "TCK-9001", "resolution": "Refunded 89.99."}),
+    ("send_email", {"to": ["dana.kim@example.com"], "subject": "Refund", "body": "We refunded 89.99."}),
+]
+
+
+def call(index: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {"id": f"c{index}", "type": "function", "function": function}
+
+
+def scripted(steps: list[tuple[str, dict[str, Any]]], answer: str, *, batch: bool = False) -> list[dict[str, Any]]:
+    """Assistant messages: each call in its own message (or all in one), then the answer."""
+    if batch:
+        calls = [call(i, name, args) for i, (name, args) in enumerate(steps)]
+        return [{"role": "assistant", "content": None, "tool_calls": calls}, {"role": "assistant", "content": answer}]
+    messages = [
+        {"role": "assistant", "content": None, "tool_calls": [call(i, name, args)]}
+        for i, (name, args) in enumerate(steps)
+    ]
+    return [*messages, {"role": "assistant", "content": answer}]
+
+
+class ChatPolicy:
+    """Replays assistant messages, checking it sees the tool results it is owed (a model would read them)."""
+
+    def __init__(self, messages: list[dict[str, Any]]) -> None:
+        self.messages, self.seen_tools = list(messages), 0
+
+    async def __call__(self, history: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        assert {t["function"]["name"] for t in tools} >= {"issue_refund", "send_email"}
+        self.seen_tools = sum(1 for m in history if m["role"] == "tool")
+        return self.messages.pop(0)
+
+
+def test_the_rollout_function_returns_the_conversation_and_the_score() -> None:
+    policy = ChatPolicy(scripted(SCRIPT, "Refunded, closed and emailed."))
+    trajectory = asyncio.run(rollout(policy, "support-refund", seed=7))
+    assert isinstance(trajectory, Trajectory)
+    assert trajectory.terminated and trajectory.reward == pytest.approx(1.0) == trajectory.score
+    roles = [m["role"] for m in trajectory.messages]
+    assert roles == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
+    assert policy.seen_tools == 3
+    assert all(json.loads(m["content"])["ok"] for m in trajectory.messages if m["role"] == "tool")
+
+
+def test_concurrent_rollouts_are_independent() -> None:
+    async def both() -> list[Trajectory]:
+        good = ChatPolicy(scripted(SCRIPT, "done"))
+        partial = ChatPolicy(scripted(SCRIPT[:1], "refunded only"))
+        return list(await asyncio.gather(rollout(good, "support-refund"), rollout(partial, "support-refund")))
+
+    good, partial = asyncio.run(both())
+    assert good.reward == pytest.approx(1.0) and 0 < partial.reward < 1
+    assert good.trajectory_digest != partial.trajectory_digest
+
+
+def test_a_rollout_out_of_turns_is_truncated_and_graded() -> None:
+    looping = ChatPolicy(scripted([("get_ticket", {"ticket_id": "TCK-9001"})] * 5, "never said"))
+    trajectory = asyncio.run(rollout(looping, "support-refund", max_turns=3))
+    assert trajectory.truncated and not trajectory.terminated and trajectory.reward == 0.0
+
+
+def test_the_verifiers_style_environment_runs_its_loop() -> None:
+    env = AgentEnvToolEnv("support-refund")
+    (row,) = env.dataset()
+    assert row["prompt"][0]["role"] == "user" and row["info"]["oai_tools"]
+
+    async def loop(model_messages: list[dict[str, Any]]) -> tuple[float, list[dict[str, Any]]]:
+        state = await env.setup_state({"info": row["info"]})
+        messages = list(row["prompt"])
+        while not await env.is_completed(messages, state):
+            messages.append(model_messages.pop(0))
+            replies, state = await env.env_response(messages, state)
+            messages.extend(replies)
+        return await env.score_rollout(messages, state), messages
+
+    score, messages = asyncio.run(loop(scripted(SCRIPT, "done", batch=True)))
+    assert score == pytest.approx(1.0) and [m["role"] for m in messages].count("tool") == 3
+    wrong, _ = asyncio.run(loop(scripted([SCRIPT[0]], "refund only")))
+    assert 0 < wrong < 1
+
+
+def test_the_trl_reward_replays_completions_into_fresh_forks() -> None:
+    reward = TaskReward("support-refund")
+    assert reward.__name__ == "agentenv_resolve-refund"
+    bad_json = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "x", "function": {"name": "get_ticket", "arguments": "{oops"}}],
+        },
+        {"role": "assistant", "content": "gave up"},
+    ]
+    completions = [
+        scripted(SCRIPT, "all done"),
+        scripted(SCRIPT[:1], "refunded"),
+        bad_json,
+        scripted(SCRIPT, "all done again"),  # the same again: a fork of the start, not of the first completion
+    ]
+    scores = reward(completions=completions, prompts=["p"] * 4)
+    assert scores[0] == pytest.approx(1.0) == scores[3]
+    assert 0 < scores[1] < 1 and scores[2] == 0.0

@@ -1,0 +1,197 @@
+"""State digests, checkpoints and copy-on-write forks: what RL resets and parallel rollouts rely on."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+from agentenv_runtime import Env, World, tool
+
+SCHEMA = """
+CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL, score REAL, raw BLOB);
+CREATE TABLE tags (note_id INTEGER NOT NULL, tag TEXT NOT NULL);
+"""
+
+
+class NotesEnv(Env):
+    """Two tables with text, real, blob and null values; tools that insert, update and delete."""
+
+    name = "notes"
+    schema = SCHEMA
+
+    @tool
+    def add(self, body: str, score: float | None = None) -> dict[str, Any]:
+        """Add a note.
+
+        Args:
+            body: The text.
+            score: Optional score.
+        """
+        cur = self.db.execute("INSERT INTO notes (body, score, raw) VALUES (?, ?, ?)", (body, score, body.encode()))
+        self.db.execute("INSERT INTO tags VALUES (?, 'new')", (cur.lastrowid,))
+        return {"id": cur.lastrowid}
+
+    @tool
+    def edit(self, note_id: int, body: str) -> dict[str, Any]:
+        """Change a note's text.
+
+        Args:
+            note_id: Which note.
+            body: The new text.
+        """
+        self.db.execute("UPDATE notes SET body = ?, raw = ? WHERE id = ?", (body, body.encode(), note_id))
+        return {"id": note_id}
+
+    @tool
+    def drop(self, note_id: int) -> dict[str, Any]:
+        """Delete a note and its tags.
+
+        Args:
+            note_id: Which note.
+        """
+        self.db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
+        self.db.execute("DELETE FROM tags WHERE note_id = ?", (note_id,))
+        return {"id": note_id}
+
+
+def world_with(*bodies: str) -> World:
+    world = World([NotesEnv()])
+    for body in bodies:
+        assert world.call("add", {"body": body, "score": 0.5}).ok
+    return world
+
+
+def test_the_digest_ignores_row_order_and_rowids() -> None:
+    forwards, backwards = world_with("a", "b", "c"), World([NotesEnv()])
+    for body, note_id in (("c", 3), ("b", 2), ("a", 1)):  # same rows, inserted in the other order
+        backwards.env("notes").db.execute(
+            "INSERT INTO notes (id, body, score, raw) VALUES (?, ?, 0.5, ?)", (note_id, body, body.encode())
+        )
+        backwards.env("notes").db.execute("INSERT INTO tags VALUES (?, 'new')", (note_id,))
+    assert forwards.state_digest() == backwards.state_digest()
+
+
+def test_the_digest_follows_inserts_updates_and_deletes_incrementally() -> None:
+    world = world_with("a", "b")
+    start = world.state_digest()  # installs the incremental digest
+    assert world.call("edit", {"note_id": 1, "body": "changed"}).ok
+    edited = world.state_digest()
+    assert edited != start
+    assert edited == world_with("changed", "b").state_digest(), "incremental equals computed from scratch"
+    assert world.call("edit", {"note_id": 1, "body": "a"}).ok
+    assert world.state_digest() == start
+    assert world.call("drop", {"note_id": 2}).ok
+    assert world.state_digest() == world_with("a").state_digest()
+
+
+def test_a_failed_call_leaves_the_digest_unchanged() -> None:
+    world = world_with("a")
+    before = world.state_digest()
+    assert not world.call("add", {"body": 3}).ok  # refused by the schema, nothing runs
+    assert world.state_digest() == before
+
+
+def test_the_digest_table_is_not_exported_as_data() -> None:
+    world = world_with("a")
+    world.state_digest()
+    assert set(world.env("notes").export()) == {"notes", "tags"}
+
+
+def test_a_reset_to_a_checkpoint_gives_the_same_digest_every_time() -> None:
+    world = world_with("a", "b")
+    start = world.checkpoint()
+    expected = world.state_digest()
+    for round_ in range(5):
+        assert world.call("add", {"body": f"round {round_}"}).ok
+        assert world.call("drop", {"note_id": 1}).ok
+        assert world.state_digest() != expected
+        world.restore_checkpoint(start)
+        assert world.state_digest() == expected
+        assert world.query("notes", "SELECT body FROM notes ORDER BY id") == [{"body": "a"}, {"body": "b"}]
+
+
+def test_forks_diverge_independently_and_leave_the_parent_alone() -> None:
+    parent = world_with("a")
+    base = parent.state_digest()
+    left, right = parent.fork(), parent.fork()
+    assert left.state_digest() == right.state_digest() == base
+    assert left.call("add", {"body": "left"}).ok
+    assert right.call("edit", {"note_id": 1, "body": "right"}).ok
+    assert len({left.state_digest(), right.state_digest(), base}) == 3
+    assert parent.state_digest() == base
+    assert parent.query("notes", "SELECT body FROM notes") == [{"body": "a"}]
+    assert right.query("notes", "SELECT body FROM notes") == [{"body": "right"}]
+    grandchild = left.fork()
+    assert grandchild.state_digest() == left.state_digest()
+    assert grandchild.call("drop", {"note_id": 1}).ok
+    assert left.query("notes", "SELECT COUNT(*) AS n FROM notes") == [{"n": 2}]
+
+
+def test_a_checkpoint_restores_into_a_fork_and_its_bytes_form_round_trips() -> None:
+    parent = world_with("a")
+    point = parent.checkpoint()
+    child = parent.fork()
+    assert child.call("add", {"body": "more"}).ok
+    child.restore_checkpoint(point)
+    assert child.state_digest() == parent.state_digest()
+    other = World([NotesEnv()])
+    other.restore(parent.snapshot())
+    assert other.state_digest() == parent.state_digest()
+
+
+def test_the_digest_is_the_same_in_another_process() -> None:
+    probe = textwrap.dedent(
+        """
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        from test_world_state import world_with
+        print(world_with("a", "b", "ünï").state_digest())
+        """
+    )
+    here = str(__import__("pathlib").Path(__file__).parent)
+    other = subprocess.run([sys.executable, "-c", probe, here], capture_output=True, text=True, check=True)
+    assert other.stdout.strip() == world_with("a", "b", "ünï").state_digest()
+
+
+def test_a_checkpoint_from_before_the_digest_existed_still_digests_right() -> None:
+    world = world_with("a")
+    early = world.checkpoint()  # no digest machinery in these bytes
+    expected = world.state_digest()
+    assert world.call("add", {"body": "b"}).ok
+    world.restore_checkpoint(early)
+    assert world.state_digest() == expected
+
+
+def test_a_held_checkpoint_is_rewound_and_matches_a_restore() -> None:
+    world = world_with("a", "b")
+    point = world.checkpoint()
+    world.restore_checkpoint(point, hold=True)
+    digest = world.state_digest()  # first digest while the hold is open
+    for round_ in range(3):
+        assert world.call("add", {"body": f"more {round_}"}).ok
+        assert world.call("drop", {"note_id": 1}).ok
+        assert not world.call("add", {"body": 5}).ok  # a refused call inside the hold changes nothing
+        world.restore_checkpoint(point, hold=True)
+        assert world.state_digest() == digest
+        assert world.query("notes", "SELECT body FROM notes ORDER BY id") == [{"body": "a"}, {"body": "b"}]
+    held = world.env("notes")
+    assert held._held is point.envs["notes"], "the later resets rolled back to the hold"
+    fork = world.fork()  # a fork of a held world sees its current state and holds nothing itself
+    assert fork.state_digest() == digest and fork.env("notes")._held is None
+    assert world.call("add", {"body": "c"}).ok
+    world.restore(world.snapshot())  # a plain restore releases the hold first
+    assert held._held is None
+
+
+def test_a_hold_for_other_bytes_is_not_rewound() -> None:
+    world = world_with("a")
+    first = world.checkpoint()
+    world.restore_checkpoint(first, hold=True)
+    assert world.call("add", {"body": "b"}).ok
+    second = world.checkpoint()
+    world.restore_checkpoint(second, hold=True)  # another point: restored, then held
+    assert world.query("notes", "SELECT COUNT(*) AS n FROM notes") == [{"n": 2}]
+    world.restore_checkpoint(first, hold=True)
+    assert world.query("notes", "SELECT COUNT(*) AS n FROM notes") == [{"n": 1}]
