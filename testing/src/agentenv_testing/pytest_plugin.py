@@ -4,7 +4,7 @@ Fixtures:
 - `agentenv_config`: a temporary `.agentenv/config.toml` (local stores under the test's folder), named by
   `AGENTENV_CONFIG` for the test, loaded as a `Config`;
 - `agentenv_host`: a fresh plugin host of the installed plugins, the process-wide one reset around the test;
-- `plugin_host_of`: `PluginHost.of`, a host of exactly the plugin objects a test gives (no entry points);
+- `plugin_host_of`: `agentenv_testing.hosts.host_of`, a host of exactly the plugin objects a test gives;
 - `agentenv_runs`: a `TaskRuns` that runs tasks for real with temporary stores and reads back their records;
 - `plugin_site`: a folder on `sys.path` where `agentenv_testing.installs.install_fixture_plugin` installs
   throw-away distributions that discovery finds like pip-installed ones (forgotten after the test);
@@ -70,9 +70,9 @@ def agentenv_host() -> Iterator[PluginHost]:
 
 @pytest.fixture
 def plugin_host_of() -> Callable[..., PluginHost]:
-    from agentenv.plugins.host import PluginHost
+    from agentenv_testing.hosts import host_of
 
-    return PluginHost.of
+    return host_of
 
 
 @pytest.fixture

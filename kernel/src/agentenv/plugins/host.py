@@ -106,8 +106,8 @@ def outranks(one: PluginInfo, other: PluginInfo) -> bool:
 
 
 class PluginHost:
-    """The kernel's view of installed plugins. Create one per process (see `get_host`), or one holding given
-    plugin objects with `PluginHost.of` (tests, embedding)."""
+    """The kernel's view of installed plugins. Create one per process (see `get_host`); `given` maps plugin names
+    to the objects to use instead of importing their modules (`agentenv_testing.hosts.host_of` builds such a host)."""
 
     def __init__(self, environ: Mapping[str, str] | None = None, infos: list[PluginInfo] | None = None, *,
                  given: Mapping[str, object] | None = None) -> None:  # fmt: skip
@@ -130,22 +130,6 @@ class PluginHost:
                 info.problems.extend(found)
                 if info.problems:
                     info.status = "incompatible"
-
-    @classmethod
-    def of(cls, *plugins: object) -> PluginHost:
-        """A host of exactly these plugins (modules, or objects with `@hookimpl` methods): no entry points,
-        no requirement checks. Each is named by its `__name__` (or class name); its distribution is the one
-        that installed its top-level package, when there is one (plugin settings are looked up by it)."""
-        from importlib.metadata import packages_distributions
-
-        owners = packages_distributions()
-        infos, given = [], {}
-        for plugin in plugins:
-            name = getattr(plugin, "__name__", None) or type(plugin).__name__
-            dist = (owners.get(name.partition(".")[0]) or [name])[0]
-            infos.append(PluginInfo(name, dist, "0", name, [], requirement_problems=[]))
-            given[name] = plugin
-        return cls(environ={}, infos=infos, given=given)
 
     # ---- loading -----------------------------------------------------------------------------------
     def load(self, wanted: Iterable[Kind[Any]] | None = None) -> PluginHost:

@@ -11,6 +11,7 @@ from agentenv.plugins.host import PluginHost
 from agentenv_runtime import Env
 from agentenv_runtime.env.tool import ToolError, tool
 from agentenv_runtime.world.world import World, WorldToolAccess
+from agentenv_testing.hosts import host_of
 
 
 class NotesEnv(Env):
@@ -67,7 +68,7 @@ def notes_world() -> tuple[World, WorldToolAccess]:
 
 
 class NotesPlugin:
-    """A plugin giving the `notes` env and the `echo-test` agent kind, for a host made with `PluginHost.of`."""
+    """A plugin giving the `notes` env and the `echo-test` agent kind, for a host made with `host_of`."""
 
     @hookimpl
     def agentenv_register_envs(self) -> list[type[Any]]:
@@ -80,7 +81,7 @@ class NotesPlugin:
 
 def notes_host() -> PluginHost:
     """A real plugin host holding only `NotesPlugin` (no entry points)."""
-    return PluginHost.of(NotesPlugin())
+    return host_of(NotesPlugin())
 
 
 def interview_app() -> Any:
