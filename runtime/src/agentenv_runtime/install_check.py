@@ -32,7 +32,9 @@ STORE_KINDS = ("document", "object", "secret", "image")
 def install_problems(host: PluginHost, without: str | None = None) -> list[Problem]:
     """Every problem a run would meet here; with `without`, only those that uninstalling it would cause."""
     gone = canonical(without) if without else None
-    problems = bundle_problems(host, gone) + (tool_schema_problems(host) if gone is None else [])
+    problems = bundle_problems(host, gone)
+    if gone is None:  # what is wrong now, not what a removal would break
+        problems += foreign_package_problems() + tool_schema_problems(host)
     try:
         config = load_config()
     except ConfigError as exc:  # `config show` explains it in full; a check must still answer
@@ -132,3 +134,15 @@ def _chain_problems(host: PluginHost, key: str, chain: str, gone: str | None) ->
     installed = ", ".join(sorted(providers)) or "none"
     fix = f"add the plugin of one of them, or change [sandbox] {key} (installed providers: {installed})"
     return [Problem("runtime", SANDBOX_MISSING, message, fix)]
+
+
+def foreign_package_problems() -> list[Problem]:
+    """The index name `agentenv` is an unrelated project shipping a top-level `agentenv` package: installed
+    next to the kernel, it overwrites the kernel's files."""
+    from importlib.metadata import packages_distributions
+
+    others = sorted({d for d in packages_distributions().get("agentenv", []) if canonical(d) != "agentenv-kernel"})
+    if not others:
+        return []
+    fix = f"pip uninstall {' '.join(others)} && pip install --force-reinstall agentenv-kernel"
+    return [Problem("runtime", "foreign-package", f"{', '.join(others)} also installs a top-level `agentenv`", fix)]

@@ -12,7 +12,6 @@ import typer
 
 from agentenv.cli.output import fail, print_json, print_table
 from agentenv.contracts import kinds
-from agentenv.plugins.compat import foreign_package_problems
 from agentenv.plugins.host import PluginHost, get_host
 from agentenv.plugins.info import PluginInfo
 from agentenv.plugins.requirements import InvalidRequirement, canonical, parse
@@ -68,7 +67,7 @@ def show(name: Annotated[str, typer.Argument(help="Plugin or distribution name."
 def check(as_json: JsonFlag = False) -> None:
     """Report every incompatibility with a one-line fix; exit 1 when there is any."""
     host = get_host().load().resolve_all()
-    problems = host.problems() + host.install_problems() + foreign_package_problems()
+    problems = host.problems() + host.install_problems()
     if as_json:
         print_json({"ok": not problems, "problems": [p.to_dict() for p in problems]})
     elif not problems:

@@ -9,7 +9,7 @@ from packaging.version import InvalidVersion, Version
 from agentenv.plugins import problems as codes
 from agentenv.plugins.info import PluginInfo
 from agentenv.plugins.problems import Problem
-from agentenv.plugins.requirements import InvalidRequirement, Requirement, canonical, parse
+from agentenv.plugins.requirements import InvalidRequirement, Requirement, parse
 
 
 @cache
@@ -57,14 +57,3 @@ def _check(info: PluginInfo, req: Requirement) -> Problem | None:
     fix = f"agentenv plugin add '{req.name}{spec}'"
     return Problem(info.name, codes.REQUIREMENT_RANGE, f"{wants}, but {req.name} {have} is installed", fix)
 
-
-def foreign_package_problems() -> list[Problem]:
-    """The index name `agentenv` is an unrelated project shipping a top-level `agentenv` package: installed
-    next to the kernel, it overwrites the kernel's files."""
-    from importlib.metadata import packages_distributions
-
-    others = sorted({d for d in packages_distributions().get("agentenv", []) if canonical(d) != "agentenv-kernel"})
-    if not others:
-        return []
-    fix = f"pip uninstall {' '.join(others)} && pip install --force-reinstall agentenv-kernel"
-    return [Problem("kernel", "foreign-package", f"{', '.join(others)} also installs a top-level `agentenv`", fix)]
