@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 import time
@@ -36,6 +37,16 @@ def _at_least_one(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is less than 1")
     return value
+
+
+def worker_count(asked: int, k: int) -> int:
+    """Worker processes actually started: never more than the rollouts or the CPUs (a huge `--workers`
+    once forked thousands of processes and exhausted memory); says so on stderr when it lowers the number."""
+    cap = max(1, min(k, os.cpu_count() or 1))
+    if asked > cap:
+        print(f"--workers {asked}: using {cap} (at most one per rollout and per CPU)", file=sys.stderr)
+        return cap
+    return asked
 
 
 def parser() -> argparse.ArgumentParser:
@@ -268,6 +279,7 @@ def run(
         for selected in tasks:
             print(f"{selected.name}: {len(selected.steps)} steps ok ({', '.join(s.type for s in selected.steps)})")
         return 0
+    workers = worker_count(workers, k)
     collect_garbage_again()  # start-up is over: the step classes are imported, the tasks checked
     overrides = {key: value for key, value in (("agent", agent), ("model", model), ("sandbox", sandbox)) if value}
     progress = Progress(k * len(tasks), quiet=as_json and not sys.stderr.isatty())

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from agentenv_runtime.env.env import Env
 from agentenv_runtime.env.tool import ToolSpec, argument_errors
+from agentenv_runtime.world.arguments import DEFAULT_LIMITS, ArgumentLimits, argument_problem, safe_text, safe_value
 from agentenv_runtime.world.clock import ClockMode, VirtualClock
 from agentenv_runtime.world.rbac import DEFAULT_ROLE, Rbac
 from agentenv_runtime.world.trajectory import Trajectory
@@ -94,6 +95,8 @@ class World:
         self.responder: Responder | None = None
         self.on_tool_call: Callable[[dict[str, Any]], None] | None = None
         """Told of every recorded tool call (the `agentenv_tool_called` hook when a plugin implements it)."""
+        self.argument_limits: ArgumentLimits = DEFAULT_LIMITS
+        """Bounds every call's arguments are checked against before the tool runs (a gateway tightens them)."""
         self.tools: dict[str, tuple[Env, ToolSpec]] = self._namespace()
 
     def _namespace(self) -> dict[str, tuple[Env, ToolSpec]]:
@@ -170,6 +173,9 @@ class World:
         message = None
         result: Any
         error: dict[str, Any] | None
+        problem = argument_problem(args, self.argument_limits)
+        if problem is not None or tool != safe_text(tool):
+            tool, args = safe_text(tool), safe_value(args)  # what is recorded and echoed must be valid text
         if not self.rbac.permits(role, tool):
             result, error = (
                 None,
@@ -188,9 +194,14 @@ class World:
                     "message": f"no tool {tool!r} in world {self.name!r}; list_tools shows what exists",
                 },
             )
+        elif problem is not None:
+            result, error = None, problem
         else:
             env, spec = entry
-            result, error = env.call(spec.name, args)
+            try:
+                result, error = env.call(spec.name, args)
+            except Exception as exc:  # an env that lets an exception out must not take the caller down
+                result, error = None, {"code": "tool_failed", "message": f"{tool} failed: {type(exc).__name__}: {exc}"}
             if error is None and not spec.read_only and self._watch_messages:
                 message = env.describe_message(spec.name, args, result)
         event = self.trajectory.record(

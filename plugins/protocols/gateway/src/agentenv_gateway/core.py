@@ -62,5 +62,10 @@ class Gateway:
 
 
 def dumps(value: Any) -> bytes:
-    """Compact JSON; anything unexpected (a datetime slipping through) becomes its string."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+    """Compact JSON; anything unexpected (a datetime slipping through) becomes its string. Text that is not
+    valid Unicode (a lone surrogate) is sent as its JSON escape instead of failing the response."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":"), default=str).encode()
