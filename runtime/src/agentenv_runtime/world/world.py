@@ -122,6 +122,21 @@ class World:
         self.envs[env.name] = env
         self.tools = self._namespace()
 
+    def check_roles(self) -> None:
+        """Refuse a role naming a tool the world lacks: a typo in `deny` would otherwise grant the tool."""
+        import difflib
+
+        known = [*self.tools, GET_TIME]
+        for role, spec in self.rbac.state().items():
+            for field in ("tools", "deny"):
+                unknown = [t for t in spec[field] if t != "*" and t not in known]
+                if unknown:
+                    close = difflib.get_close_matches(unknown[0], known, n=1)
+                    hint = f"; did you mean {close[0]!r}?" if close else f" (tools: {', '.join(sorted(known))})"
+                    raise WorldError(
+                        f"roles.{role}.{field}: no tool {', '.join(map(repr, unknown))} in world {self.name!r}{hint}"
+                    )
+
     def env(self, name: str) -> Env:
         if name not in self.envs:
             raise WorldError(f"world {self.name!r} has no env {name!r} (envs: {', '.join(self.envs)})")

@@ -51,12 +51,14 @@ def serve(
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
     """Serve ENVS as one world: card, MCP at /mcp, JSON-RPC at /agentenv, REST at /rest, OpenAPI."""
+    from agentenv.config import load_config
     from agentenv_runtime.env.artifact import ArtifactError
     from agentenv_runtime.world.build import build_world
     from agentenv_runtime.world.world import WorldError
 
     from agentenv_gateway.app import build_app
     from agentenv_gateway.auth import CONTROL_ROLE, AuthConfigError, check_bind, load_role_file, parse_token_flags
+    from agentenv_gateway.limits import GatewayLimits
     from agentenv_gateway.server import ServeError, serve_forever
     from agentenv_gateway.upstream import UpstreamError
 
@@ -71,10 +73,12 @@ def serve(
                 f'([roles.NAME] tools = ["*"], deny = [...]) or use role `default`'
             )
         env_settings = _read_settings(settings_file) if settings_file else None
+        limits = GatewayLimits.from_config(load_config())
         world = build_world(envs, artifacts=artifact, roles=roles or None, seed=seed, settings=env_settings)
-        app = build_app(world, tokens=tokens or None, upstreams=upstream or None, url=url)
+        app = build_app(world, tokens=tokens or None, upstreams=upstream or None, url=url, limits=limits)
     except (AuthConfigError, WorldError, ArtifactError, UpstreamError, ValueError) as exc:
-        fail(str(exc), code=2)
+        where = f"{role_file}: " if role_file and str(exc).startswith("roles.") else ""
+        fail(where + str(exc), code=2)
         return
 
     def ready(base: str) -> None:

@@ -1,9 +1,9 @@
 """The served world and how requests reach it.
 
 Every transport (MCP, REST, JSON-RPC) goes through one `Gateway`: it owns the world, the token → role
-table and the rule that world calls never overlap. A world is plain synchronous Python, so on the server's
-event loop calls simply run inline (microseconds). When the world fronts upstream MCP servers a call can
-wait on the network, so calls then run in a worker thread, one at a time, behind an async lock.
+table, the limits, and the rule that world calls never overlap. World calls run in a worker thread, one at
+a time behind an async lock, never on the server's event loop: a slow call (a long search, an upstream MCP
+server) or a maximal batch then never stalls `/health` or the other sessions' requests.
 """
 
 from __future__ import annotations
@@ -16,10 +16,9 @@ from typing import Any, TypeVar
 from agentenv_runtime.world.world import World
 
 from agentenv_gateway.auth import CONTROL_ROLE, invert_tokens
+from agentenv_gateway.limits import GatewayLimits
 
 T = TypeVar("T")
-MAX_BODY = 1024 * 1024
-"""Request bodies above 1 MiB are refused with 413."""
 ROLE_SCOPE_KEY = "agentenv.role"
 """Where the outer ASGI layer leaves the caller's role in the request scope (read by the MCP handlers)."""
 
@@ -31,13 +30,14 @@ class Gateway:
         *,
         tokens: Mapping[str, str] | None = None,
         control_roles: Iterable[str] = (CONTROL_ROLE,),
-        offload: bool = False,
+        limits: GatewayLimits | None = None,
     ) -> None:
         self.world = world
         self.by_token = invert_tokens(tokens)
         self.control_roles = frozenset(control_roles)
+        self.limits = limits or GatewayLimits()
+        world.argument_limits = self.limits.arguments
         self.initial_rbac = world.rbac.state()
-        self.offload = offload
         self._lock: Any = None
 
     @property
@@ -49,9 +49,7 @@ class Gateway:
         return not self.auth or role in self.control_roles
 
     async def run(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-        """Run `func` against the world, never two at once."""
-        if not self.offload:
-            return func(*args, **kwargs)
+        """Run `func` against the world in a worker thread, never two at once."""
         import anyio
         import anyio.to_thread
 

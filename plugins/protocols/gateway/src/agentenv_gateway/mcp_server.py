@@ -14,7 +14,7 @@ from typing import Any
 from agentenv_runtime.world.rbac import DEFAULT_ROLE
 
 from agentenv_gateway import __version__
-from agentenv_gateway.core import MAX_BODY, ROLE_SCOPE_KEY, Gateway, dumps
+from agentenv_gateway.core import ROLE_SCOPE_KEY, Gateway, dumps
 
 
 def _role(ctx: Any) -> str:
@@ -68,5 +68,5 @@ def build_session_manager(gw: Gateway, *, json_response: bool = True) -> Any:
     return StreamableHTTPSessionManager(
         app=build_mcp_server(gw),
         json_response=json_response,
-        max_request_body_size=MAX_BODY,
+        max_request_body_size=gw.limits.max_body_bytes,
     )

@@ -21,6 +21,7 @@ from agentenv_runtime.world.world import GET_TIME, WorldError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentenv_gateway.core import Gateway
+from agentenv_gateway.limits import too_deep
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -441,13 +442,28 @@ async def _dispatch(gw: Gateway, method_name: str, raw_params: Any, role: str) -
 
 async def handle_rpc(gw: Gateway, body: bytes, role: str) -> Any:
     """The JSON-RPC reply to a request body: an object, a list (batch), or None (only notifications)."""
+    limits = gw.limits
     try:
         message = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return _response(None, error=RpcError(PARSE_ERROR, f"parse error: {exc}"))
+    except RecursionError:
+        return _response(None, error=RpcError(PARSE_ERROR, f"parse error: nested deeper than {limits.request_depth}"))
+    if too_deep(message, limits.request_depth):
+        deep = f"invalid request: nested deeper than {limits.request_depth} (limits.max_depth)"
+        error = RpcError(INVALID_REQUEST, deep)
+        return _response(None, error=error)
     if isinstance(message, list):
         if not message:
             return _response(None, error=RpcError(INVALID_REQUEST, "invalid request: empty batch"))
+        most = limits.batch_limit(gw.may_control(role))
+        if len(message) > most:
+            error = RpcError(
+                INVALID_REQUEST,
+                f"invalid request: a batch of {len(message)} requests; role {role!r} may send at most {most} "
+                "per request (limits.max_batch); split it",
+            )
+            return _response(None, error=error)
         replies = [reply for item in message if (reply := await _one(gw, item, role)) is not None]
         return replies or None
     return await _one(gw, message, role)
