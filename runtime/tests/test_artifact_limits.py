@@ -20,7 +20,7 @@ def test_a_device_is_refused_before_reading() -> None:
 
 
 def test_a_fifo_or_folder_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ArtifactError, match="not a regular file|cannot read artifact"):
+    with pytest.raises(ArtifactError, match=r"not a regular file|cannot read artifact"):
         Artifact.from_file(tmp_path)
 
 

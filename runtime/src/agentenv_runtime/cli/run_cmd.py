@@ -24,6 +24,7 @@ from agentenv.plugins.host import get_host
 
 from agentenv_runtime.engine.bundle import Bundle, find_bundle
 from agentenv_runtime.engine.engine import StepRecord
+from agentenv_runtime.engine.records import StoreError
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
 from agentenv_runtime.engine.task import TaskError, TaskFile, read_task
 from agentenv_runtime.install_check import problems_by_bundle
@@ -275,6 +276,8 @@ def run(
             runner.prepare(selected, model)
     except (TaskError, ConfigError, LookupError) as exc:
         fail(str(exc), 2)
+    except StoreError as exc:
+        fail(str(exc), 1)
     if dry_run:
         for selected in tasks:
             print(f"{selected.name}: {len(selected.steps)} steps ok ({', '.join(s.type for s in selected.steps)})")
@@ -283,20 +286,22 @@ def run(
     collect_garbage_again()  # start-up is over: the step classes are imported, the tasks checked
     overrides = {key: value for key, value in (("agent", agent), ("model", model), ("sandbox", sandbox)) if value}
     progress = Progress(k * len(tasks), quiet=as_json and not sys.stderr.isatty())
-    results, signal_exit = _run_cancellable(
-        _run_all(
-            runner,
-            bundle,
-            tasks,
-            seed=seed,
-            k=k,
-            overrides=overrides,
-            keep=keep,
-            resume=stored,
-            progress=progress,
-            workers=workers,
-        )
+    job = _run_all(
+        runner,
+        bundle,
+        tasks,
+        seed=seed,
+        k=k,
+        overrides=overrides,
+        keep=keep,
+        resume=stored,
+        progress=progress,
+        workers=workers,
     )
+    try:
+        results, signal_exit = _run_cancellable(job)
+    except StoreError as exc:
+        fail(f"{exc} (the run could not be recorded; what it started was torn down)", 1)
     if signal_exit:
         print(
             "cancelled: everything the run started was torn down; the record was kept (agentenv runs list)",

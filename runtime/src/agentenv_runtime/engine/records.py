@@ -1,14 +1,29 @@
-"""Run records: the document store keeps one record per run, the object store keeps blobs beside it."""
+"""Run records: the document store keeps one record per run, the object store keeps blobs beside it.
+
+Every store failure (a truncated or read-only database, a database replaced by a folder, a full disk)
+becomes a `StoreError`: one line naming the store and the fix, which the commands print with an exit
+code instead of a traceback. A run's record is written when it starts (`running`), so a run killed
+outright still has one; `runs list` shows it `interrupted` once the process that owned it is gone.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 from agentenv.config import Config
 from agentenv.contracts import DocumentStore, ObjectStore, kinds
 from agentenv.plugins.host import PluginHost
 
 RUNS = "runs"
+T = TypeVar("T")
+
+
+class StoreError(RuntimeError):
+    """A store backend failed; the message is one line naming the store, what failed and the fix."""
 
 
 def open_store(kind: str, config: Config, host: PluginHost) -> Any:
@@ -24,7 +39,50 @@ def open_store(kind: str, config: Config, host: PluginHost) -> Any:
         )
     entry = stores[key]
     settings = config.plugin_settings(entry.dist).get(kind, {})
-    return entry.obj(settings)
+    return guarded(f"opening the {kind} store {name!r}", entry.obj, settings)
+
+
+def guarded(what: str, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """`func(*args, **kwargs)`, with any backend failure turned into a one-line StoreError."""
+    try:
+        return func(*args, **kwargs)
+    except (StoreError, LookupError):
+        raise
+    except Exception as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        fix = "check the store's file, disk and permissions"
+        raise StoreError(f"{what}: {type(exc).__name__}: {detail}; {fix}") from None
+
+
+def owner() -> dict[str, Any]:
+    """Who runs this process: host, pid and the pid's start time (so a reused pid is not mistaken for us)."""
+    return {"host": socket.gethostname(), "pid": os.getpid(), "started": _start_time(os.getpid())}
+
+
+def owner_gone(record: dict[str, Any]) -> bool:
+    """Whether a `running` record's owning process no longer runs (only answerable on the same host)."""
+    who = record.get("owner")
+    if not isinstance(who, dict) or who.get("host") != socket.gethostname() or not isinstance(who.get("pid"), int):
+        return False
+    pid = who["pid"]
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    started = _start_time(pid)
+    return started is None or (who.get("started") is not None and started != who["started"])
+
+
+def _start_time(pid: int) -> int | None:
+    """Field 22 of `/proc/PID/stat` (None without /proc or for a zombie: a zombie runs nothing)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(errors="replace")
+    except OSError:
+        return None
+    after_name = stat[stat.rindex(")") + 2 :].split()
+    return None if after_name[0] == "Z" else int(after_name[19])
 
 
 class Records:
@@ -32,17 +90,37 @@ class Records:
         self.documents: DocumentStore = open_store("document", config, host)
         self.objects: ObjectStore = open_store("object", config, host)
 
+    def create(self, record: dict[str, Any]) -> None:
+        """Insert a new run's record; refuses to overwrite a record with the same id."""
+        if guarded(f"reading run {record['id']}", self.documents.get, RUNS, record["id"]) is not None:
+            raise StoreError(f"run id {record['id']} is already recorded; refusing to overwrite it (run again)")
+        self.save(record)
+
     def save(self, record: dict[str, Any]) -> None:
-        self.documents.put(RUNS, record["id"], record)
+        guarded(f"saving the record of run {record['id']}", self.documents.put, RUNS, record["id"], record)
+
+    def put_object(self, key: str, data: bytes) -> None:
+        guarded(f"storing {key}", self.objects.put, key, data)
+
+    def get_object(self, key: str) -> bytes:
+        return guarded(f"reading {key}", self.objects.get, key)
 
     def get(self, run_id: str) -> dict[str, Any]:
-        record = self.documents.get(RUNS, run_id)
+        record = guarded(f"reading run {run_id}", self.documents.get, RUNS, run_id)
         if record is None:
-            matches = [r for r in self.documents.query(RUNS, limit=5000) if r["id"].startswith(run_id)]
+            matches = [r for r in self.list(5000) if str(r.get("id", "")).startswith(run_id)]
             if len(matches) != 1:
                 raise LookupError(f"no run {run_id!r}" if not matches else f"run id {run_id!r} is ambiguous")
             record = matches[0]
-        return record
+        return with_live_status(record)
 
     def list(self, limit: int = 20, **where: Any) -> list[dict[str, Any]]:
-        return self.documents.query(RUNS, where or None, limit=limit)
+        found = guarded("listing runs", self.documents.query, RUNS, where or None, limit=limit)
+        return [with_live_status(r) for r in found]
+
+
+def with_live_status(record: dict[str, Any]) -> dict[str, Any]:
+    """A `running` record whose owner is gone is `interrupted` (killed outright, it never finished)."""
+    if record.get("status") == "running" and owner_gone(record):
+        return record | {"status": "interrupted", "passed": False}
+    return record

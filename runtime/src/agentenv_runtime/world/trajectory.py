@@ -15,7 +15,7 @@ import hashlib
 import json
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any, overload
 
 Event = dict[str, Any]
@@ -30,6 +30,14 @@ def _stable_line(event: Event) -> bytes:
 
 def _jsonl_line(event: Event) -> bytes:
     return json.dumps(event, sort_keys=True, default=str).encode() + b"\n"
+
+
+def trajectory_digest(events: Iterable[Event]) -> str:
+    """The digest of events as `Trajectory.digest` computes it (used to check a stored trajectory)."""
+    hasher = hashlib.sha256()
+    for event in events:
+        hasher.update(_stable_line(event))
+    return hasher.hexdigest()
 
 
 class EventLog(Sequence[Event]):

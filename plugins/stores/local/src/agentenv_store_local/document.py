@@ -186,7 +186,7 @@ class SqliteDocumentStore(DocumentStore):
                 )
                 .fetchone()
             )
-        return None if row is None else _load(row[0])
+        return None if row is None else _load(doc_id, row[0])
 
     def query(
         self, collection: str, where: dict[str, Any] | None = None, *, limit: int | None = None
@@ -198,7 +198,9 @@ class SqliteDocumentStore(DocumentStore):
         if limit == 0:
             return []
         clauses, params, leftover = _compile_where(where or {})
-        sql = "SELECT doc FROM agentenv_documents WHERE collection = ?"
+        sql = "SELECT id, doc FROM agentenv_documents WHERE collection = ?"
+        if clauses:  # json_type on a damaged document would fail the whole query
+            sql += " AND json_valid(doc)"
         sql += "".join(f" AND {clause}" for clause in clauses)
         sql += " ORDER BY updated_at DESC"
         if limit is not None and not leftover:
@@ -206,8 +208,8 @@ class SqliteDocumentStore(DocumentStore):
         with self._lock:
             rows = self._connection().execute(sql, (collection, *params)).fetchall()
         out: list[dict[str, Any]] = []
-        for (text,) in rows:
-            doc = _load(text)
+        for doc_id, text in rows:
+            doc = _load(doc_id, text)
             if all(field in doc and json_equal(doc[field], value) for field, value in leftover.items()):
                 out.append(doc)
                 if limit is not None and len(out) >= limit:
@@ -238,8 +240,15 @@ def _dump(doc: dict[str, Any], collection: str, doc_id: str) -> str:
         raise TypeError(f"document {collection}/{doc_id} is not JSON-serialisable: {exc}") from exc
 
 
-def _load(text: str) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(text)
+def _load(doc_id: str, text: str) -> dict[str, Any]:
+    """The stored document; one that is no longer a JSON object (damaged on disk, written by another tool)
+    comes back as a marker document, so one bad row never breaks a listing."""
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return {"id": doc_id, "status": "damaged", "damaged": f"not valid JSON: {exc}"}
+    if not isinstance(doc, dict):
+        return {"id": doc_id, "status": "damaged", "damaged": f"a JSON {type(doc).__name__}, not an object"}
     return doc
 
 
