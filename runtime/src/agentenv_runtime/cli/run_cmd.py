@@ -22,7 +22,7 @@ from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
 
-from agentenv_runtime.engine.bundle import Bundle, find_bundle
+from agentenv_runtime.engine.bundle import Bundle, find_bundle, is_file
 from agentenv_runtime.engine.engine import StepRecord
 from agentenv_runtime.engine.records import StoreError
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
@@ -80,7 +80,7 @@ def parser() -> argparse.ArgumentParser:
 
 def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile]]:
     path = Path(target)
-    if path.is_file():
+    if is_file(path):
         return None, [read_task(path)]
     host = get_host()
     bundle = find_bundle(target, host)
@@ -89,6 +89,8 @@ def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile
         raise TaskError("\n".join(problems))
     files = bundle.task_files()
     wanted = names or bundle.default_tasks or list(files)
+    if not wanted:
+        raise TaskError(f"bundle {bundle.name!r} has no tasks; add task files to {bundle.path / 'tasks'}")
     tasks = []
     for name in wanted:
         if name not in files:
@@ -98,6 +100,27 @@ def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile
             files[name] = by_name[0]
         tasks.append(read_task(files[name]))
     return bundle, tasks
+
+
+def check_overrides(
+    host: Any, bundle: Bundle | None, tasks: list[TaskFile], *, agent: str | None, sandbox: str | None
+) -> None:
+    """Refuse `--sandbox` / `--agent` values that name nothing installed, before anything runs."""
+    providers = host.registry(kinds.SANDBOX_PROVIDERS)
+    for name in [part.strip() for part in (sandbox or "").split(",") if part.strip()]:
+        if name not in providers:
+            known = ", ".join(sorted(providers)) or "none installed"
+            raise TaskError(f"--sandbox {sandbox}: no sandbox provider {name!r} (installed: {known})")
+    if not agent or agent in host.registry(kinds.AGENT_KINDS):
+        return
+    folders = [bundle.path] if bundle else [task.path.parent for task in tasks]
+    candidates = [Path(agent)] + [f / "agents" / f"{agent}{suffix}" for f in folders for suffix in (".toml", ".json")]
+    if not any(is_file(path) for path in candidates):
+        kinds_known = ", ".join(sorted(host.registry(kinds.AGENT_KINDS))) or "none installed"
+        raise TaskError(
+            f"--agent {agent}: neither an installed agent kind ({kinds_known}) nor a policy file agents/{agent}.toml "
+            "or .json in the bundle"
+        )
 
 
 def _list_bundles() -> None:
@@ -272,6 +295,7 @@ def run(
             seed = stored["seed"]
         else:
             bundle, tasks = _select(target or "", task or [])
+        check_overrides(host, bundle, tasks, agent=agent, sandbox=sandbox)
         for selected in tasks:
             runner.prepare(selected, model)
     except (TaskError, ConfigError, LookupError) as exc:

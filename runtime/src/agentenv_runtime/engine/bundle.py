@@ -48,9 +48,14 @@ def read_bundle(path: Path) -> Bundle:
     try:
         data = tomllib.loads(manifest.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise TaskError(f"{manifest}: cannot read bundle manifest ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise TaskError(f"{manifest}: invalid TOML: {exc}") from exc
+        raise TaskError(f"{manifest}: cannot read bundle manifest ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{manifest}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise TaskError(f"{manifest}: invalid TOML: {exc or 'nested too deep'}") from None
+    tasks = data.get("tasks", [])
+    if not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks):
+        raise TaskError(f'{manifest}: field `tasks` must be a list of task names, e.g. tasks = ["resolve-refund"]')
     requires = data.get("requires", {})
     if not isinstance(requires, dict):
         raise TaskError(f'{manifest}: field `requires` must be a table of distribution = "version range"')
@@ -62,17 +67,25 @@ def read_bundle(path: Path) -> Bundle:
         path=path,
         description=str(data.get("description", "")),
         requires=dict(requires),
-        default_tasks=list(data.get("tasks", [])),
+        default_tasks=list(tasks),
     )
 
 
 def find_bundle(target: str, host: PluginHost) -> Bundle:
     """A bundle by folder path, or by the name an installed plugin registered it under."""
     path = Path(target)
-    if (path / "bundle.toml").is_file():
+    if is_file(path / "bundle.toml"):
         return read_bundle(path.resolve())
     installed = host.registry(kinds.BUNDLES)
     if target in installed:
         return read_bundle(Path(installed[target].obj.path))
     known = ", ".join(sorted(installed)) or "none installed"
     raise TaskError(f"no bundle {target!r}: not a folder with bundle.toml, nor an installed bundle ({known})")
+
+
+def is_file(path: Path) -> bool:
+    """`path.is_file()`, False for a name the OS refuses (too long, say) instead of raising."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False

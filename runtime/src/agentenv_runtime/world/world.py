@@ -8,10 +8,11 @@ dictionary lookups so the overhead over calling the tool function directly stays
 from __future__ import annotations
 
 import json
+import math
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from agentenv.contracts.agent import ToolAccess
@@ -21,7 +22,7 @@ from pydantic import ValidationError
 from agentenv_runtime.env.env import Env
 from agentenv_runtime.env.tool import ToolSpec, argument_errors
 from agentenv_runtime.world.arguments import DEFAULT_LIMITS, ArgumentLimits, argument_problem, safe_text, safe_value
-from agentenv_runtime.world.clock import ClockMode, VirtualClock
+from agentenv_runtime.world.clock import ClockMode, VirtualClock, shifted
 from agentenv_runtime.world.rbac import DEFAULT_ROLE, Rbac
 from agentenv_runtime.world.trajectory import Trajectory
 from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS, Action, TriggerDef
@@ -274,7 +275,7 @@ class World:
             holds = getattr(armed.kind, "holds", None)
             armed.last_holds = bool(holds(self)) if holds else False
         self.triggers[trigger.id] = armed
-        self._schedule(armed, self.clock.now() - timedelta(microseconds=1))
+        self._schedule(armed, shifted(self.clock.now(), -1e-6))
 
     def set_clock(
         self,
@@ -286,7 +287,7 @@ class World:
     ) -> None:
         """Set (arm) the shared clock and re-plan every time trigger against the new time."""
         self.clock.set(start, mode=mode, rate=rate, timezone=timezone)
-        after = self.clock.now() - timedelta(microseconds=1)
+        after = shifted(self.clock.now(), -1e-6)
         for armed in self.triggers.values():
             self._schedule(armed, after)
 
@@ -302,7 +303,10 @@ class World:
         return self.triggers.pop(trigger_id, None) is not None
 
     def _schedule(self, armed: _Armed, after: datetime) -> None:
-        armed.next_at = armed.kind.next_due(after) if self.clock.armed and not armed.spent else None
+        try:
+            armed.next_at = armed.kind.next_due(after) if self.clock.armed and not armed.spent else None
+        except OverflowError:  # the next firing would be past the end of representable time: never
+            armed.next_at = None
         times = getattr(armed.kind.settings, "times", None)
         if times is not None and armed.fired >= times:
             armed.next_at = None
@@ -328,7 +332,9 @@ class World:
 
     def advance(self, seconds: float) -> int:
         """Move virtual time forward, firing every time trigger due on the way; returns how many fired."""
-        target = self.clock.now() + timedelta(seconds=seconds)
+        if not math.isfinite(seconds):
+            raise ValueError(f"seconds: {seconds} is not a finite number of seconds")
+        target = shifted(self.clock.now(), seconds)
         fired = self._fire_due(target)
         self.clock.advance_to(target)
         return fired

@@ -103,7 +103,7 @@ class ClockSetParams(_Params):
 
 
 class ClockAdvanceParams(_Params):
-    seconds: float = Field(gt=0)
+    seconds: float = Field(gt=0, allow_inf_nan=False)
 
 
 class ClockRunParams(_Params):
