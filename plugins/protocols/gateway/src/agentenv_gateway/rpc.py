@@ -395,8 +395,8 @@ def _params_error(exc: ValidationError) -> RpcError:
     return invalid(field, first["msg"])
 
 
-async def _one(gw: Gateway, message: Any, role: str) -> dict[str, Any] | None:
-    """Answer one request object (None for a notification)."""
+def _one(gw: Gateway, message: Any, role: str) -> dict[str, Any] | None:
+    """Answer one request object (None for a notification); runs in the gateway's world thread."""
     if not isinstance(message, dict):
         return _response(None, error=RpcError(INVALID_REQUEST, "invalid request: expected a JSON-RPC object"))
     request_id = message.get("id")
@@ -414,7 +414,7 @@ async def _one(gw: Gateway, message: Any, role: str) -> dict[str, Any] | None:
             request_id, error=RpcError(INVALID_REQUEST, f"invalid request: unknown members {sorted(extra)}")
         )
     try:
-        result = await _dispatch(gw, method_name, message.get("params"), role)
+        result = _dispatch(gw, method_name, message.get("params"), role)
     except RpcError as exc:
         return None if notification else _response(request_id, error=exc)
     except Exception as exc:  # never a 500: a bug in a method is an internal JSON-RPC error
@@ -423,7 +423,7 @@ async def _one(gw: Gateway, message: Any, role: str) -> dict[str, Any] | None:
     return None if notification else _response(request_id, result=result)
 
 
-async def _dispatch(gw: Gateway, method_name: str, raw_params: Any, role: str) -> Any:
+def _dispatch(gw: Gateway, method_name: str, raw_params: Any, role: str) -> Any:
     method = METHODS.get(method_name)
     if method is None:
         raise RpcError(METHOD_NOT_FOUND, f"method not found: {method_name!r} (methods: {', '.join(METHODS)})")
@@ -437,7 +437,7 @@ async def _dispatch(gw: Gateway, method_name: str, raw_params: Any, role: str) -
         params = method.params.model_validate(raw_params)
     except ValidationError as exc:
         raise _params_error(exc) from None
-    return await gw.run(method.run, gw, params, role)
+    return method.run(gw, params, role)
 
 
 async def handle_rpc(gw: Gateway, body: bytes, role: str) -> Any:
@@ -464,6 +464,10 @@ async def handle_rpc(gw: Gateway, body: bytes, role: str) -> Any:
                 "per request (limits.max_batch); split it",
             )
             return _response(None, error=error)
-        replies = [reply for item in message if (reply := await _one(gw, item, role)) is not None]
+        replies = await gw.run(_batch, gw, message, role)  # one trip to the world thread for the whole batch
         return replies or None
-    return await _one(gw, message, role)
+    return await gw.run(_one, gw, message, role)
+
+
+def _batch(gw: Gateway, messages: list[Any], role: str) -> list[dict[str, Any]]:
+    return [reply for item in messages if (reply := _one(gw, item, role)) is not None]
