@@ -147,6 +147,7 @@ class GatewayApp:
     def close(self) -> None:
         for connection in self.upstreams:
             connection.close()
+        self.gateway.close()
 
     # ---- endpoints -----------------------------------------------------------------------------------
     def base_url(self, request: Any) -> str:

@@ -30,6 +30,8 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 UNAUTHORIZED = -32001
 FORBIDDEN = -32003
+BATCH_CHUNK = 64
+"""Batch requests run on the world thread this many at a time, so other sessions' calls interleave."""
 
 
 class RpcError(Exception):
@@ -464,7 +466,9 @@ async def handle_rpc(gw: Gateway, body: bytes, role: str) -> Any:
                 "per request (limits.max_batch); split it",
             )
             return _response(None, error=error)
-        replies = await gw.run(_batch, gw, message, role)  # one trip to the world thread for the whole batch
+        replies = []
+        for start in range(0, len(message), BATCH_CHUNK):  # a few trips to the world thread, not one per call
+            replies += await gw.run(_batch, gw, message[start : start + BATCH_CHUNK], role)
         return replies or None
     return await gw.run(_one, gw, message, role)
 
