@@ -120,12 +120,17 @@ def test_a_damaged_trajectory_is_caught_against_the_recorded_digest(cli: Path, a
     assert truncated.returncode == 1 and "is damaged" in one_line_error(truncated)
 
 
+@pytest.fixture
+def child_env(on_path: Path, cli: Path) -> dict[str, str]:
+    """The environment of an `agentenv` child process that sees the same plugins and stores as `cli`."""
+    return cli_env([on_path], AGENTENV_CONFIG=str(cli / "config.toml"), AGENTENV_PLUGINS=ONLY_FIXTURE_PLUGINS)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_a_sigkilled_run_is_listed_interrupted_and_can_be_resumed(
-    on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agentenv: Agentenv
+    cli: Path, child_env: dict[str, str], agentenv: Agentenv
 ) -> None:
-    config = setup_cli(on_path, tmp_path, monkeypatch)
-    env = cli_env([on_path], AGENTENV_CONFIG=str(config), AGENTENV_PLUGINS=ONLY_FIXTURE_PLUGINS)
+    tmp_path, env = cli, child_env
     pid_file = tmp_path / "spawn.pid"
     blocking = {
         "name": "blocking",
