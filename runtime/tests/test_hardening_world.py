@@ -136,3 +136,16 @@ def test_workers_are_capped_at_rollouts_and_cpus(
     assert asked == [min(2, os.cpu_count() or 1)] or asked == []  # one CPU: no pool at all
     assert "--workers 200: using" in capsys.readouterr().err
     assert run_cmd.worker_count(200, 10**6) == (os.cpu_count() or 1)
+
+
+def test_the_clock_stops_at_the_end_of_representable_time() -> None:
+    world = World([Shelf()])
+    world.set_clock("9999-12-31T23:59:59Z", mode="scaled", rate=1_000_000)
+    world.clock._real_base -= 10  # ten real seconds later: ten million virtual seconds past year 9999
+    assert world.call("add_book", {"title": "x"}).ok  # every call failed with OverflowError before
+    assert world.clock.now().year == 9999
+    world.set_clock("9999-12-31T23:59:59Z", mode="frozen", timezone="Pacific/Kiritimati")
+    assert world.advance(1e300) == 0
+    assert world.call("get_time").ok
+    with pytest.raises(ValueError, match="not a finite number"):
+        world.advance(float("inf"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -474,4 +475,10 @@ async def handle_rpc(gw: Gateway, body: bytes, role: str) -> Any:
 
 
 def _batch(gw: Gateway, messages: list[Any], role: str) -> list[dict[str, Any]]:
-    return [reply for item in messages if (reply := _one(gw, item, role)) is not None]
+    replies = []
+    for item in messages:
+        reply = _one(gw, item, role)
+        if reply is not None:
+            replies.append(reply)
+        time.sleep(0)  # hand the interpreter lock to the event loop if it waits (`/health`, other sessions)
+    return replies
