@@ -175,3 +175,27 @@ def test_threads_writing_and_deleting_in_shared_folders(tmp_path: Path) -> None:
         thread.join()
     assert errors == []
     assert len(store.list("shared/")) == 8 * 30
+
+
+def test_put_chunks_streams_an_object_atomically(tmp_path: Path) -> None:
+    """Issue 16: a long trajectory is written chunk by chunk, never joined into one bytes object."""
+    store = FilesystemObjectStore({"root": str(tmp_path)})
+    produced: list[int] = []
+
+    def chunks() -> Any:
+        for i in range(100):
+            produced.append(i)
+            yield f"line {i}\n".encode()
+
+    store.put_chunks("runs/r1/world.trajectory.jsonl", chunks())
+    assert produced == list(range(100))
+    assert store.get("runs/r1/world.trajectory.jsonl") == b"".join(f"line {i}\n".encode() for i in range(100))
+
+    def failing() -> Any:
+        yield b"partial"
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        store.put_chunks("runs/r1/world.trajectory.jsonl", failing())
+    assert store.get("runs/r1/world.trajectory.jsonl").startswith(b"line 0\n")  # the old object, untouched
+    assert not [p for p in (tmp_path / "runs" / "r1").iterdir() if p.name.startswith(TMP_PREFIX)]

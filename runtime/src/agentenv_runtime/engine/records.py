@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -101,6 +101,15 @@ class Records:
 
     def put_object(self, key: str, data: bytes) -> None:
         guarded(f"storing {key}", self.objects.put, key, data)
+
+    def put_object_chunks(self, key: str, chunks: Iterable[bytes]) -> None:
+        """Store an object from chunks: streamed by a store that offers `put_chunks` (the filesystem store
+        does), joined in memory for one that does not."""
+        streaming = getattr(self.objects, "put_chunks", None)
+        if callable(streaming):
+            guarded(f"storing {key}", streaming, key, chunks)
+        else:
+            self.put_object(key, b"".join(chunks))
 
     def get_object(self, key: str) -> bytes:
         return guarded(f"reading {key}", self.objects.get, key)

@@ -163,7 +163,7 @@ class TaskRunner:
         for key, world in ctx.resources_of(World).items():
             try:  # a served world whose server died, or a full disk, must not stop the teardown below
                 trajectory_key = f"runs/{ctx.run_id}/{key}.trajectory.jsonl"
-                self.records.put_object(trajectory_key, world.trajectory.to_jsonl())
+                self.records.put_object_chunks(trajectory_key, world.trajectory.iter_jsonl())
                 record.setdefault("trajectories", {})[key] = trajectory_key
                 if status != "succeeded" or keep:
                     snapshot_key = f"runs/{ctx.run_id}/{key}.snapshot"

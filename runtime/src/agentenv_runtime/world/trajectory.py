@@ -169,6 +169,10 @@ class Trajectory:
     def to_jsonl(self) -> bytes:
         return b"".join(self.events.iter_jsonl())
 
+    def iter_jsonl(self) -> Iterator[bytes]:
+        """The events as JSON lines, chunk by chunk (what a run streams to the object store)."""
+        return self.events.iter_jsonl()
+
     def copy(self) -> Trajectory:
         clone = Trajectory(self.events.chunk)
         clone.events = self.events.copy()

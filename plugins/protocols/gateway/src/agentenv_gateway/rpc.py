@@ -33,6 +33,8 @@ UNAUTHORIZED = -32001
 FORBIDDEN = -32003
 BATCH_CHUNK = 64
 """Batch requests run on the world thread this many at a time, so other sessions' calls interleave."""
+TRAJECTORY_PAGE = 10_000
+"""Most events one `trajectory/get` returns; `next` says where the following page starts."""
 
 
 class RpcError(Exception):
@@ -320,7 +322,7 @@ def access_get(gw: Gateway, _: NoParams, role: str) -> dict[str, Any]:
 
 def trajectory_get(gw: Gateway, params: TrajectoryParams, role: str) -> dict[str, Any]:
     events = gw.world.trajectory.events
-    end = len(events) if params.limit is None else min(len(events), params.since + params.limit)
+    end = min(len(events), params.since + min(params.limit or TRAJECTORY_PAGE, TRAJECTORY_PAGE))
     return {"events": events[params.since : end], "next": end, "total": len(events)}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,8 +46,9 @@ def setting_hint(kind: str, setting: str) -> str:
     return f"`{setting}` under {CONFIG_SECTION.format(kind=kind)} in .agentenv/config.toml"
 
 
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Write `data` to `path` so readers see the old file or the new one, never a partial write.
+def atomic_write(path: Path, data: bytes | Iterable[bytes], *, fsync: bool = True) -> None:
+    """Write `data` (bytes, or chunks of bytes written one by one) to `path` so readers see the old file or the
+    new one, never a partial write.
 
     The temporary file sits in the same directory so `os.replace` is a rename on one filesystem. The rename
     alone survives a crashed process; `fsync` also survives a power cut, at several milliseconds a write.
@@ -54,7 +56,8 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for chunk in [data] if isinstance(data, bytes) else data:
+                handle.write(chunk)
             handle.flush()
             if fsync:
                 os.fsync(handle.fileno())

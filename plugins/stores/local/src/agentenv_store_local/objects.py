@@ -8,6 +8,7 @@ sees half an object.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +80,15 @@ class FilesystemObjectStore(ObjectStore):
         return self.root.joinpath(*check_key(key))
 
     def put(self, key: str, data: bytes) -> None:
+        self._write(key, as_bytes(data, f"object {key!r}"))
+
+    def put_chunks(self, key: str, chunks: Iterable[bytes]) -> None:
+        """Store an object given as chunks, written to the file one by one (a long trajectory never has to
+        be one bytes object in memory). Atomic like `put`."""
+        self._write(key, (as_bytes(chunk, f"object {key!r}") for chunk in chunks))
+
+    def _write(self, key: str, payload: bytes | Iterable[bytes]) -> None:
         path = self.path_of(key)
-        payload = as_bytes(data, f"object {key!r}")
         # Write first and make the folder only when it is missing (most puts land in an existing one); a
         # concurrent delete may prune the folder between mkdir and the write, so try again then.
         for attempt in range(_PUT_ATTEMPTS):
