@@ -235,9 +235,14 @@ def _dump(doc: dict[str, Any], collection: str, doc_id: str) -> str:
     if not isinstance(doc, dict):
         raise TypeError(f"document {collection}/{doc_id} must be a dict, got {type(doc).__name__}")
     try:
-        return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
         raise TypeError(f"document {collection}/{doc_id} is not JSON-serialisable: {exc}") from exc
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (SQLite stores UTF-8): keep it as its JSON escape
+        return json.dumps(doc, allow_nan=False, separators=(",", ":"))
+    return text
 
 
 def _load(doc_id: str, text: str) -> dict[str, Any]:
