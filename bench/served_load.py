@@ -18,6 +18,7 @@ Compare ratios, not absolute times: they depend on the machine and its load.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
 import sys
@@ -28,10 +29,39 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from gateway_bench import TICKET, child, concurrent
+from gateway_bench import TICKET, _session_calls, child
 
 TARGET_THROUGHPUT = 1.0
 HEALTH_TARGET_MS = 100.0
+
+
+def concurrent(url: str, calls: int, sessions: int) -> float:
+    """Calls per second with `sessions` concurrent MCP sessions, every session connected and warm before the
+    clock starts. A session that fails stops the measurement with its error (instead of leaving the others
+    waiting for it forever)."""
+
+    async def one(ready: asyncio.Semaphore, go: asyncio.Event, released: list[bool]) -> None:
+        try:
+            await _session_calls(url, calls // sessions, None, ready, go)
+        finally:
+            if not released[0]:  # failed before it said it was ready: let the start go on, then fail below
+                released[0] = True
+                ready.release()
+
+    async def main() -> float:
+        ready, go = asyncio.Semaphore(0), asyncio.Event()
+        tasks = [asyncio.create_task(one(ready, go, [False])) for _ in range(sessions)]
+        for _ in range(sessions):
+            await ready.acquire()
+        start = time.perf_counter()
+        go.set()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        failed = [r for r in results if isinstance(r, BaseException)]
+        if failed:
+            raise SystemExit(f"{len(failed)} of {sessions} sessions failed on {url}: {failed[0]!r}")
+        return (calls // sessions * sessions) / (time.perf_counter() - start)
+
+    return asyncio.run(main())
 
 
 def percentile(values: list[float], q: float) -> float:

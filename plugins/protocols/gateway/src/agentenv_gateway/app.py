@@ -245,7 +245,7 @@ def build_app(
         for connection in connections:
             connection.close()
         raise
-    gateway = Gateway(world, tokens=tokens, control_roles=control_roles, limits=limits)
+    gateway = Gateway(world, tokens=tokens, control_roles=control_roles, limits=limits, offload=bool(connections))
     return GatewayApp(gateway, url=url, json_response=json_response, upstreams=connections)
 
 

@@ -1,9 +1,12 @@
 """The served world and how requests reach it.
 
 Every transport (MCP, REST, JSON-RPC) goes through one `Gateway`: it owns the world, the token → role
-table, the limits, and the rule that world calls never overlap. World calls run in a worker thread, one at
-a time behind an async lock, never on the server's event loop: a slow call (a long search, an upstream MCP
-server) or a maximal batch then never stalls `/health` or the other sessions' requests.
+table, the limits, and the rule that world calls never overlap. By default a world call runs inline on the
+server's event loop: world tools take microseconds to a few milliseconds, and a hand-off to a worker thread
+per call costs more than the call once many sessions compete for the interpreter lock. What could hold the
+loop is bounded instead: arguments by the limits, batches by running a chunk at a time with the loop free in
+between. A world whose calls may block (it fronts upstream MCP servers, or `limits.world_thread` is set)
+runs every call on one dedicated world thread instead, so `/health` and other sessions never wait for it.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class Gateway:
         tokens: Mapping[str, str] | None = None,
         control_roles: Iterable[str] = (CONTROL_ROLE,),
         limits: GatewayLimits | None = None,
+        offload: bool = False,
     ) -> None:
         self.world = world
         self.by_token = invert_tokens(tokens)
@@ -38,6 +42,7 @@ class Gateway:
         self.limits = limits or GatewayLimits()
         world.argument_limits = self.limits.arguments
         self.initial_rbac = world.rbac.state()
+        self.offload = offload or self.limits.world_thread
         self._worker: Any = None
 
     @property
@@ -49,8 +54,10 @@ class Gateway:
         return not self.auth or role in self.control_roles
 
     async def run(self, func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-        """Run `func` against the world on the world thread: off the event loop, never two at once (one worker
-        thread serialises the calls, and costs less per call than a lock around a thread pool)."""
+        """Run `func` against the world, never two at once: inline, or on the world thread when offloading (one
+        worker thread serialises the calls)."""
+        if not self.offload:
+            return func(*args, **kwargs)
         import asyncio
 
         if self._worker is None:

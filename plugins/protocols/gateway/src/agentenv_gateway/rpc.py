@@ -9,6 +9,7 @@ request, -32601 method not found, -32602 invalid params (with `data.field`), -32
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
@@ -31,8 +32,8 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 UNAUTHORIZED = -32001
 FORBIDDEN = -32003
-BATCH_CHUNK = 64
-"""Batch requests run on the world thread this many at a time, so other sessions' calls interleave."""
+BATCH_CHUNK = 16
+"""Batch requests run this many at a time, so `/health` and other sessions' calls interleave with a batch."""
 TRAJECTORY_PAGE = 10_000
 """Most events one `trajectory/get` returns; `next` says where the following page starts."""
 
@@ -470,8 +471,9 @@ async def handle_rpc(gw: Gateway, body: bytes, role: str) -> Any:
             )
             return _response(None, error=error)
         replies = []
-        for start in range(0, len(message), BATCH_CHUNK):  # a few trips to the world thread, not one per call
+        for start in range(0, len(message), BATCH_CHUNK):  # a chunk at a time, the event loop free in between
             replies += await gw.run(_batch, gw, message[start : start + BATCH_CHUNK], role)
+            await asyncio.sleep(0)
         return replies or None
     return await gw.run(_one, gw, message, role)
 
@@ -482,5 +484,6 @@ def _batch(gw: Gateway, messages: list[Any], role: str) -> list[dict[str, Any]]:
         reply = _one(gw, item, role)
         if reply is not None:
             replies.append(reply)
-        time.sleep(0)  # hand the interpreter lock to the event loop if it waits (`/health`, other sessions)
+        if gw.offload:
+            time.sleep(0)  # on the world thread: hand the interpreter lock to the event loop if it waits
     return replies
