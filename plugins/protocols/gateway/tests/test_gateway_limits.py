@@ -1,8 +1,8 @@
 """Bounds and hardening of a served world (issue 16): every case failed before its fix.
 
-A tool that blocks on an event stands in for a slow call (served with `world_thread`, as a world with
-blocking tools is), so "`/health` answers while a call runs" is shown by the order of events, never by
-timing. `bench/served_load.py` measures `/health` during maximal batches on the default (inline) path.
+A tool that blocks on an event stands in for a slow call, so "`/health` answers while a call runs" is
+shown by the order of events, never by timing. `bench/served_load.py` measures `/health` during maximal
+batches.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ TOKENS = {"support": "tok-support", "control": "tok-control"}
 
 
 def test_health_answers_while_a_world_call_runs_on_the_world_thread(gate: type[Gate]) -> None:
-    app = build_app(gate_world(), tokens=TOKENS, limits=GatewayLimits(world_thread=True))
+    app = build_app(gate_world(), tokens=TOKENS)  # the default: calls on the world thread
     with serve_in_thread(app) as url:
         slow = threading.Thread(
             target=lambda: httpx.post(f"{url}/rest/tools/wait", json={}, headers=SUPPORT, timeout=30)
@@ -88,7 +88,7 @@ def test_health_answers_while_a_world_call_runs_on_the_world_thread(gate: type[G
 
 
 def test_concurrent_requests_of_one_session_are_bounded(gate: type[Gate]) -> None:
-    app = build_app(gate_world(), tokens=TOKENS, limits=GatewayLimits(max_in_flight=1, world_thread=True))
+    app = build_app(gate_world(), tokens=TOKENS, limits=GatewayLimits(max_in_flight=1))
     with serve_in_thread(app) as url:
         slow = threading.Thread(
             target=lambda: httpx.post(f"{url}/rest/tools/wait", json={}, headers=SUPPORT, timeout=30)

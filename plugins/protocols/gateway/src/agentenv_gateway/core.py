@@ -1,12 +1,11 @@
 """The served world and how requests reach it.
 
 Every transport (MCP, REST, JSON-RPC) goes through one `Gateway`: it owns the world, the token → role
-table, the limits, and the rule that world calls never overlap. By default a world call runs inline on the
-server's event loop: world tools take microseconds to a few milliseconds, and a hand-off to a worker thread
-per call costs more than the call once many sessions compete for the interpreter lock. What could hold the
-loop is bounded instead: arguments by the limits, batches by running a chunk at a time with the loop free in
-between. A world whose calls may block (it fronts upstream MCP servers, or `limits.world_thread` is set)
-runs every call on one dedicated world thread instead, so `/health` and other sessions never wait for it.
+table, the limits, and the rule that world calls never overlap. World calls run on one dedicated world
+thread (`limits.world_thread`, the default, and always when the world fronts upstream MCP servers), so a
+slow call or a maximal batch never holds the event loop: `/health` and other sessions are answered
+meanwhile. With `world_thread = false` they run inline on the loop, which skips the thread hand-off; what
+could hold the loop is then bounded only by the limits and by batches running a chunk at a time.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ every client, `/health` included, for seconds). Each bound is a setting with a s
     max_depth = 32              # nesting of one tool call's arguments (and of a request, plus its envelope)
     max_string = 65536          # characters in one argument string
     max_in_flight = 16          # concurrent requests of one session (MCP session, token, or connection); → 429
-    world_thread = false        # world calls on a dedicated thread (slow or blocking tools); on with upstreams
+    world_thread = true         # world calls on a dedicated thread, off the event loop; false: inline on the loop
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ class GatewayLimits(BaseModel):
     max_depth: int = Field(32, ge=2, le=1000)
     max_string: int = Field(65536, ge=1)
     max_in_flight: int = Field(16, ge=1)
-    world_thread: bool = False
-    """Run every world call on a dedicated thread (for worlds whose tools may block); on for upstreams."""
+    world_thread: bool = True
+    """Run every world call on a dedicated thread, off the event loop (always with upstreams); false runs them
+    inline on the loop, bounded by the batch chunking only."""
 
     @property
     def arguments(self) -> ArgumentLimits:
