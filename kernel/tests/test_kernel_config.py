@@ -220,3 +220,15 @@ def test_config_show_subprocess_warns_and_fails_clearly(tmp_path: Path) -> None:
     assert failed.returncode == 1
     assert failed.stderr.startswith(f"error: {broken}: invalid TOML")
     assert "Traceback" not in failed.stderr
+
+
+def test_config_show_masks_url_credentials_and_key_shaped_values() -> None:
+    """Issue 16: `user:pass@` in a URL and API keys under innocent names were printed in clear."""
+    from agentenv.config import display_value
+
+    shown = display_value("model.base_url", "https://alice:hunter2@llm.example/v1", {})
+    assert shown == "https://****@llm.example/v1"
+    assert display_value("plugins.x.endpoint_hint", "sk-proj-abcdefghijklmnop", {}) == "****"
+    resolved = display_value("model.base_url", "env:BASE", {"BASE": "http://u:p@h/v1"})
+    assert resolved == "env:BASE → http://****@h/v1"
+    assert display_value("model.model", "gpt-test", {}) == "gpt-test"

@@ -105,7 +105,7 @@ def test_the_agent_override_is_checked_too(agentenv_cli: Cli, tmp_path: Path) ->
     wrong = dry_run(agentenv_cli, path, "--agent", "typo")
     assert wrong.returncode == 2 and "typo.toml turn[0].actions[0].call: no tool 'list_chanels'" in wrong.stderr
     missing = dry_run(agentenv_cli, path, "--agent", "nobody")
-    assert missing.returncode == 2 and "--agent: 'nobody' is neither an agent kind" in missing.stderr
+    assert missing.returncode == 2 and "--agent nobody: neither an installed agent kind" in missing.stderr
 
 
 BROKEN_ENV = "import nonexistent_sdk_for_the_test\n"

@@ -158,6 +158,15 @@ def is_secret(dotted: str, raw: Any) -> bool:
     return not dotted.startswith(NAMING_TABLES) and bool(_SECRET_KEY.search(dotted.rsplit(".", 1)[-1]))
 
 
+_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+_SECRET_VALUE = re.compile(r"(sk|pk|rk)-[\w-]{8}|(ghp|gho|github_pat|xox[abpr])[-_]\w{8}|AKIA[0-9A-Z]{16}")
+
+
+def mask_text(text: str) -> str:
+    """`text` with URL credentials (`user:pass@`) masked, or `****` when it looks like an API key itself."""
+    return "****" if _SECRET_VALUE.match(text) else _URL_USERINFO.sub("****@", text)
+
+
 def display_value(dotted: str, raw: Any, environ: Mapping[str, str] | None = None) -> str:
     """How `config show` prints a value: references say what they point at; secrets are masked."""
     environ = os.environ if environ is None else environ
@@ -167,8 +176,8 @@ def display_value(dotted: str, raw: Any, environ: Mapping[str, str] | None = Non
         name = match.group(1)
         if name not in environ:
             return f"{raw} → (unset{', default used' if match.group(2) is not None else ''})"
-        shown = "****" if is_secret(dotted, raw) else environ[name]
+        shown = "****" if is_secret(dotted, raw) else mask_text(environ[name])
         return f"{raw} → {shown}"
     if is_secret(dotted, raw) and raw:
         return "**** (a literal secret: move it to env: or secret:)"
-    return repr(raw) if not isinstance(raw, str) else raw
+    return repr(raw) if not isinstance(raw, str) else mask_text(raw)

@@ -228,3 +228,20 @@ def test_settings_are_checked_and_the_key_stays_out_of_repr() -> None:
     agent = make_agent("http://x")
     assert KEY not in repr(agent.options)
     assert agent.options.timeout == 60 and agent.options.max_turns == 20 and agent.options.temperature == 0.0
+
+
+def test_a_key_cut_by_the_snippet_does_not_leak_in_part(standin: Any, access: WorldToolAccess) -> None:
+    """Issue 16: the snippet was cut before redaction, so a key straddling the cut leaked its first half."""
+    standin.reply("x" * 290 + KEY + " and more", status=500)
+    message = _failure(make_agent(standin.url), access)
+    assert KEY[:8] not in message and "***" in message
+    standin.reply("y" * 295 + KEY)  # not JSON: the malformed-body snippet
+    message = _failure(make_agent(standin.url), access)
+    assert KEY[:5] not in message
+
+
+def test_url_credentials_stay_out_of_error_messages(standin: Any, access: WorldToolAccess) -> None:
+    standin.reply("boom", status=500)
+    with_userinfo = standin.url.replace("http://", "http://alice:hunter2@")
+    message = _failure(make_agent(with_userinfo), access)
+    assert "hunter2" not in message and "alice" not in message and "****@" in message

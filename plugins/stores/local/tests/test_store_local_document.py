@@ -266,3 +266,13 @@ def test_store_is_usable_in_a_forked_child(tmp_path: Path) -> None:
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert [d["who"] for d in store.query("runs")] == ["child", "parent"]
+
+
+def test_a_document_holding_a_lone_surrogate_is_stored(tmp_path: Path) -> None:
+    """Issue 16: a record echoing a lone surrogate could not be written (UTF-8), so the run's record was lost."""
+    from agentenv_store_local.document import SqliteDocumentStore
+
+    store = SqliteDocumentStore({"path": str(tmp_path / "docs.sqlite3")})
+    store.put("runs", "r1", {"id": "r1", "error": "bad \ud800 input", "task": "t"})
+    assert store.get("runs", "r1") == {"id": "r1", "error": "bad \ud800 input", "task": "t"}
+    assert [d["id"] for d in store.query("runs", {"task": "t"})] == ["r1"]

@@ -175,3 +175,30 @@ def test_threads_writing_and_deleting_in_shared_folders(tmp_path: Path) -> None:
         thread.join()
     assert errors == []
     assert len(store.list("shared/")) == 8 * 30
+
+
+def test_put_stream_of_chunks_writes_an_object_atomically(tmp_path: Path) -> None:
+    """Issue 16: a long trajectory is written chunk by chunk (the runtime's `ChunkReader` over `put_stream`),
+    never joined into one bytes object; a failure midway leaves the old object."""
+    from agentenv_runtime.engine.records import ChunkReader
+
+    store = FilesystemObjectStore({"root": str(tmp_path)})
+    produced: list[int] = []
+
+    def chunks() -> Any:
+        for i in range(100):
+            produced.append(i)
+            yield f"line {i}\n".encode()
+
+    store.put_stream("runs/r1/world.trajectory.jsonl", ChunkReader(chunks()))
+    assert produced == list(range(100))
+    assert store.get("runs/r1/world.trajectory.jsonl") == b"".join(f"line {i}\n".encode() for i in range(100))
+
+    def failing() -> Any:
+        yield b"partial"
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        store.put_stream("runs/r1/world.trajectory.jsonl", ChunkReader(failing()))
+    assert store.get("runs/r1/world.trajectory.jsonl").startswith(b"line 0\n")  # the old object, untouched
+    assert not [p for p in (tmp_path / "runs" / "r1").iterdir() if p.name.startswith(TMP_PREFIX)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 import time
@@ -21,8 +22,9 @@ from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
 
-from agentenv_runtime.engine.bundle import Bundle, find_bundle
+from agentenv_runtime.engine.bundle import Bundle, find_bundle, is_file
 from agentenv_runtime.engine.engine import StepRecord
+from agentenv_runtime.engine.records import StoreError
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
 from agentenv_runtime.engine.runners import RolloutRunner, RunnerSettings
 from agentenv_runtime.engine.task import TaskError, TaskFile, read_task
@@ -37,6 +39,16 @@ def _at_least_one(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is less than 1")
     return value
+
+
+def worker_count(asked: int, k: int) -> int:
+    """Worker processes actually started: never more than the rollouts or the CPUs (a huge `--workers`
+    once forked thousands of processes and exhausted memory); says so on stderr when it lowers the number."""
+    cap = max(1, min(k, os.cpu_count() or 1))
+    if asked > cap:
+        print(f"--workers {asked}: using {cap} (at most one per rollout and per CPU)", file=sys.stderr)
+        return cap
+    return asked
 
 
 def parser() -> argparse.ArgumentParser:
@@ -76,7 +88,7 @@ def parser() -> argparse.ArgumentParser:
 
 def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile]]:
     path = Path(target)
-    if path.is_file() and not is_export(target):
+    if is_file(path) and not is_export(target):
         # a task file in a bundle's tasks/ folder runs in that bundle: its relative paths are the bundle's
         bundle = find_bundle(str(path.parent.parent), get_host()) if path.parent.name == "tasks" else None
         if bundle is not None and (problems := bundle.requirement_problems(get_host())):
@@ -89,6 +101,8 @@ def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile
         raise TaskError("\n".join(problems))
     files = bundle.task_files()
     wanted = names or bundle.default_tasks or list(files)
+    if not wanted:
+        raise TaskError(f"bundle {bundle.name!r} has no tasks; add task files to {bundle.path / 'tasks'}")
     tasks = []
     for name in wanted:
         if name not in files:
@@ -98,6 +112,27 @@ def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile
             files[name] = by_name[0]
         tasks.append(read_task(files[name]))
     return bundle, tasks
+
+
+def check_overrides(
+    host: Any, bundle: Bundle | None, tasks: list[TaskFile], *, agent: str | None, sandbox: str | None
+) -> None:
+    """Refuse `--sandbox` / `--agent` values that name nothing installed, before anything runs."""
+    providers = host.registry(kinds.SANDBOX_PROVIDERS)
+    for name in [part.strip() for part in (sandbox or "").split(",") if part.strip()]:
+        if name not in providers:
+            known = ", ".join(sorted(providers)) or "none installed"
+            raise TaskError(f"--sandbox {sandbox}: no sandbox provider {name!r} (installed: {known})")
+    if not agent or agent in host.registry(kinds.AGENT_KINDS):
+        return
+    folders = [bundle.path] if bundle else [task.path.parent for task in tasks]
+    candidates = [Path(agent)] + [f / "agents" / f"{agent}{suffix}" for f in folders for suffix in (".toml", ".json")]
+    if not any(is_file(path) for path in candidates):
+        kinds_known = ", ".join(sorted(host.registry(kinds.AGENT_KINDS))) or "none installed"
+        raise TaskError(
+            f"--agent {agent}: neither an installed agent kind ({kinds_known}) nor a policy file agents/{agent}.toml "
+            "or .json in the bundle"
+        )
 
 
 def _list_bundles() -> None:
@@ -308,14 +343,18 @@ def run(
         task_runner = TaskRunner(host, config)
         stored = task_runner.records.get(resume) if resume else None
         if stored:
-            bundle, tasks = _select(stored.get("bundle") or stored["task_file"], [stored["task"]])
+            # the task file first: a bundle is recorded by name, which only an installed bundle answers to
+            bundle, tasks = _select(stored.get("task_file") or stored["bundle"], [stored["task"]])
             seed = stored["seed"]
         else:
             bundle, tasks = _select(target or "", task or [])
+        check_overrides(host, bundle, tasks, agent=agent, sandbox=sandbox)
         for selected in tasks:
             task_runner.prepare(selected, model)
     except (TaskError, ConfigError, LookupError) as exc:
         fail(str(exc), 2)
+    except StoreError as exc:
+        fail(str(exc), 1)
     if dry_run:
         from agentenv_runtime.engine.dry_run import dry_run_problems
 
@@ -326,24 +365,27 @@ def run(
         for selected in tasks:
             print(f"{selected.name}: {len(selected.steps)} steps ok ({', '.join(s.type for s in selected.steps)})")
         return 0
+    workers = worker_count(workers, k)
     collect_garbage_again()  # start-up is over: the step classes are imported, the tasks checked
     overrides = {key: value for key, value in (("agent", agent), ("model", model), ("sandbox", sandbox)) if value}
     progress = Progress(k * len(tasks), quiet=as_json and not sys.stderr.isatty())
-    results, signal_exit = _run_cancellable(
-        _run_all(
-            task_runner,
-            bundle,
-            tasks,
-            seed=seed,
-            k=k,
-            overrides=overrides,
-            keep=keep,
-            resume=stored,
-            progress=progress,
-            workers=workers,
-            rollout_runner=rollout_runner,
-        )
+    job = _run_all(
+        task_runner,
+        bundle,
+        tasks,
+        seed=seed,
+        k=k,
+        overrides=overrides,
+        keep=keep,
+        resume=stored,
+        progress=progress,
+        workers=workers,
+        rollout_runner=rollout_runner,
     )
+    try:
+        results, signal_exit = _run_cancellable(job)
+    except StoreError as exc:
+        fail(f"{exc} (the run could not be recorded; what it started was torn down)", 1)
     if signal_exit:
         print(
             "cancelled: everything the run started was torn down; the record was kept (agentenv runs list)",

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from agentenv.cli.output import fail, print_json, print_table
 from agentenv.config import ConfigError, load_config
 from agentenv.plugins.host import get_host
 
-from agentenv_runtime.engine.records import Records
+from agentenv_runtime.engine.records import Records, StoreError
+from agentenv_runtime.engine.runner import combine_digests
+from agentenv_runtime.world.trajectory import trajectory_digest
 
 app = typer.Typer(help="Stored runs and their trajectories.", no_args_is_help=True, add_completion=False)
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
@@ -20,17 +22,30 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts."
 def _records() -> Records:
     try:
         return Records(load_config(), get_host())
-    except (ConfigError, LookupError) as exc:  # a store setting's reference, or a store nobody provides
+    except (ConfigError, StoreError, LookupError) as exc:  # a store setting, a failing store, or none provided
         fail(str(exc))
         raise
 
 
-def _get(run_id: str) -> dict:  # type: ignore[type-arg]
+def _get(run_id: str) -> dict[str, Any]:
     try:
         return _records().get(run_id)
+    except StoreError as exc:
+        fail(str(exc))
     except LookupError as exc:
         fail(f"{exc}; see `agentenv runs list`")
-        raise
+
+
+def _started(record: dict[str, Any]) -> str:
+    started = record.get("started_at")
+    if not isinstance(started, int | float):
+        return "?"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started))
+
+
+def _score(record: dict[str, Any], digits: int = 2) -> str:
+    score = record.get("score")
+    return f"{score:.{digits}f}" if isinstance(score, int | float) else "-"
 
 
 @app.command("list")
@@ -40,7 +55,10 @@ def list_runs(
     as_json: JsonFlag = False,
 ) -> None:
     """Recent runs, newest first."""
-    records = _records().list(limit, **({"task": task} if task else {}))
+    try:
+        records = _records().list(limit, **({"task": task} if task else {}))
+    except StoreError as exc:
+        fail(str(exc))
     if as_json:
         print_json(
             [
@@ -56,12 +74,12 @@ def list_runs(
         ("RUN", "TASK", "STATUS", "SCORE", "SEED", "STARTED"),
         [
             (
-                r["id"],
-                r["task"],
-                r["status"],
-                "-" if r.get("score") is None else f"{r['score']:.2f}",
-                r["seed"],
-                time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["started_at"])),
+                r.get("id", "?"),
+                r.get("task", "?"),
+                r.get("status", "damaged record"),
+                _score(r),
+                r.get("seed", "?"),
+                _started(r),
             )
             for r in records
         ],
@@ -77,16 +95,19 @@ def show(
     if as_json:
         print_json(record)
         return
-    score = "-" if record.get("score") is None else f"{record['score']:.3f}"
-    print(f"run {record['id']}  task {record['task']}  {record['status']}  passed={record['passed']}  score={score}")
-    print(f"seed {record['seed']}  digest {record.get('trajectory_digest')}")
+    head = f"run {record.get('id')}  task {record.get('task')}  {record.get('status')}"
+    print(f"{head}  passed={record.get('passed')}  score={_score(record, 3)}")
+    print(f"seed {record.get('seed')}  digest {record.get('trajectory_digest')}")
+    steps = [s for s in record.get("steps") or [] if isinstance(s, dict)]
     print_table(
         ("STEP", "TYPE", "STATUS", "MS", "ERROR"),
         [
-            (s["id"], s["type"], s["status"], f"{s['duration_ms'] or 0:.1f}", s.get("error") or "")
-            for s in record["steps"]
+            (s.get("id"), s.get("type"), s.get("status"), f"{s.get('duration_ms') or 0:.1f}", s.get("error") or "")
+            for s in steps
         ],
     )
+    for problem in record.get("store_errors") or []:
+        print(f"store error: {problem}")
     print("plugins: " + ", ".join(f"{d} {v}" for d, v in sorted(record.get("plugin_versions", {}).items())))
 
 
@@ -96,11 +117,27 @@ def trajectory(
 ) -> None:
     """Every tool call, trigger firing and access change of the run, in order."""
     record = _get(run_id)
-    objects = _records().objects
-    events = []
-    for world, key in (record.get("trajectories") or {}).items():
-        for line in objects.get(key).decode().splitlines():
-            events.append({"world": world, **json.loads(line)})
+    stored = record.get("trajectories") or {}
+    if not stored:
+        fail(f"run {record.get('id')} recorded no trajectory (status {record.get('status')})")
+    records = _records()
+    events: list[dict[str, Any]] = []
+    digests: dict[str, str] = {}
+    for world, key in stored.items():
+        try:
+            lines = [json.loads(line) for line in records.get_object(key).decode().splitlines() if line.strip()]
+        except StoreError as exc:
+            fail(str(exc))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            fail(f"the trajectory {key} of run {record.get('id')} is damaged ({exc}); it cannot be shown")
+        digests[world] = trajectory_digest(lines)
+        events.extend({"world": world, **e} for e in lines)
+    recorded = record.get("trajectory_digest")
+    if recorded and combine_digests(digests) != recorded:
+        fail(
+            f"the stored trajectory of run {record.get('id')} does not match its recorded digest "
+            f"{str(recorded)[:16]}…: it was damaged or changed after the run"
+        )
     if as_json:
         print_json(events)
         return

@@ -65,15 +65,21 @@ def prune(
     """Tear down what a crashed or interrupted run left behind (`--run ID`), or everything (`--all`)."""
     if not run and not all_runs:
         fail("say which: --run RUN_ID (one run's leftovers) or --all (every run's)", 2)
-    removed = {}
+    removed: dict[str, list[str]] = {}
+    kept: dict[str, list[str]] = {}
     for name, provider in providers_here(load_config(), get_host()).items():
-        if not isinstance(provider, str):
-            removed[name] = provider.prune(_labels(run) if run else {})
+        if isinstance(provider, str):
+            continue
+        listed = [sandbox.id for sandbox in provider.list(_labels(run) if run else {})]
+        removed[name] = provider.prune(_labels(run) if run else {})
+        kept[name] = [sandbox_id for sandbox_id in listed if sandbox_id not in removed[name]]
     if as_json:
         print_json(removed)
         return
-    total = sum(len(ids) for ids in removed.values())
     for name, ids in removed.items():
         for sandbox_id in ids:
             print(f"removed {name} sandbox {sandbox_id}")
-    print(f"{total} sandbox(es) removed.")
+    for name, ids in kept.items():
+        for sandbox_id in ids:
+            print(f"kept {name} sandbox {sandbox_id}: its run is still going (stop that run first)")
+    print(f"{sum(map(len, removed.values()))} sandbox(es) removed, {sum(map(len, kept.values()))} kept.")

@@ -7,6 +7,7 @@ runs, and a missing or out-of-range plugin is refused with the exact command tha
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,9 +49,14 @@ def read_bundle(path: Path) -> Bundle:
     try:
         data = tomllib.loads(manifest.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise TaskError(f"{manifest}: cannot read bundle manifest ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise TaskError(f"{manifest}: invalid TOML: {exc}") from exc
+        raise TaskError(f"{manifest}: cannot read bundle manifest ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{manifest}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise TaskError(f"{manifest}: invalid TOML: {exc or 'nested too deep'}") from None
+    tasks = data.get("tasks", [])
+    if not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks):
+        raise TaskError(f'{manifest}: field `tasks` must be a list of task names, e.g. tasks = ["resolve-refund"]')
     requires = data.get("requires", {})
     if not isinstance(requires, dict):
         raise TaskError(f'{manifest}: field `requires` must be a table of distribution = "version range"')
@@ -62,16 +68,16 @@ def read_bundle(path: Path) -> Bundle:
         path=path,
         description=str(data.get("description", "")),
         requires=dict(requires),
-        default_tasks=list(data.get("tasks", [])),
+        default_tasks=list(tasks),
     )
 
 
 def find_bundle(target: str, host: PluginHost) -> Bundle:
     """A bundle by folder path, or by the name an installed plugin registered it under."""
     path = Path(target)
-    if (path / "bundle.toml").is_file():
+    if is_file(path / "bundle.toml"):
         return read_bundle(path.resolve())
-    if (path / "tasks").is_dir():  # a bundle of the reference implementation: no bundle.toml, nothing to check
+    if is_dir(path / "tasks"):  # a bundle of the reference implementation: no bundle.toml, nothing to check
         return Bundle(name=path.resolve().name, path=path.resolve())
     installed = host.registry(kinds.BUNDLES)
     if target in installed:
@@ -80,3 +86,20 @@ def find_bundle(target: str, host: PluginHost) -> Bundle:
     raise TaskError(
         f"no bundle {target!r}: not a folder with bundle.toml or tasks/, nor an installed bundle ({known})"
     )
+
+
+def is_file(path: Path) -> bool:
+    """`path.is_file()`, False for a name the OS refuses (too long, say) instead of raising."""
+    return _answers(path.is_file)
+
+
+def is_dir(path: Path) -> bool:
+    """`path.is_dir()`, False for a name the OS refuses."""
+    return _answers(path.is_dir)
+
+
+def _answers(check: Callable[[], bool]) -> bool:
+    try:
+        return check()
+    except (OSError, ValueError):
+        return False

@@ -22,13 +22,14 @@ from agentenv.plugins.host import PluginHost
 from agentenv_runtime.engine.context import CURRENT_STEP, RunContext
 from agentenv_runtime.engine.engine import Engine, Planned, StepRecord, preflight, score_of
 from agentenv_runtime.engine.ranges import unmet_ranges
-from agentenv_runtime.engine.records import Records
+from agentenv_runtime.engine.records import Records, owner
 from agentenv_runtime.engine.task import TaskError, TaskFile
 from agentenv_runtime.world.world import World
 
 
 def new_run_id() -> str:
-    return time.strftime("r%Y%m%d-%H%M%S-", time.gmtime()) + os.urandom(3).hex()
+    """Sortable by start second, unique by 64 random bits (24 bits once collided across parallel rollouts)."""
+    return time.strftime("r%Y%m%d-%H%M%S-", time.gmtime()) + os.urandom(8).hex()
 
 
 def check_pins(task: TaskFile, host: PluginHost | None = None) -> None:
@@ -46,9 +47,14 @@ def combined_digest(ctx: RunContext) -> str | None:
     worlds = ctx.resources_of(World)
     if not worlds:
         return None
-    if len(worlds) == 1:
-        return next(iter(worlds.values())).trajectory.digest()
-    lines = "".join(f"{key}:{world.trajectory.digest()}\n" for key, world in sorted(worlds.items()))
+    return combine_digests({key: world.trajectory.digest() for key, world in worlds.items()})
+
+
+def combine_digests(digests: dict[str, str]) -> str:
+    """A run's digest from its worlds' trajectory digests (one world: its own digest)."""
+    if len(digests) == 1:
+        return next(iter(digests.values()))
+    lines = "".join(f"{key}:{digest}\n" for key, digest in sorted(digests.items()))
     return hashlib.sha256(lines.encode()).hexdigest()
 
 
@@ -110,7 +116,9 @@ class TaskRunner:
             "pins": task.pins.model_dump(),
             "overrides": ctx.overrides,
             "resumed_from": resume["id"] if resume else None,
+            "owner": owner(),
         }
+        self.records.create(record)  # before anything runs: a run that cannot be recorded does not start
         self.host.notify("run_started", run=dict(record))
         skip = self._resumable(resume, planned) if resume else None
 
@@ -153,20 +161,23 @@ class TaskRunner:
         digest = combined_digest(ctx)
         save_errors = []
         for key, world in ctx.resources_of(World).items():
-            try:  # a served world whose server died must not stop the teardown below
+            try:  # a served world whose server died, or a full disk, must not stop the teardown below
                 trajectory_key = f"runs/{ctx.run_id}/{key}.trajectory.jsonl"
-                self.records.objects.put(trajectory_key, world.trajectory.to_jsonl())
+                self.records.put_object_chunks(trajectory_key, world.trajectory.iter_jsonl())
                 record.setdefault("trajectories", {})[key] = trajectory_key
                 if status != "succeeded" or keep:
                     snapshot_key = f"runs/{ctx.run_id}/{key}.snapshot"
-                    self.records.objects.put(snapshot_key, world.snapshot())
+                    self.records.put_object(snapshot_key, world.snapshot())
                     record.setdefault("world_snapshots", {})[key] = snapshot_key
             except Exception as exc:
                 save_errors.append(f"saving world {key}: {type(exc).__name__}: {exc}")
         errors = save_errors + ([] if keep else ctx.teardown_all())
+        if save_errors:  # a run whose trajectory is lost cannot be checked or reproduced: it did not pass
+            status, passed = "failed", False
         record.update(
             status=status,
             passed=passed,
+            store_errors=save_errors,
             score=score,
             trajectory_digest=digest,
             finished_at=time.time(),
@@ -212,7 +223,7 @@ class TaskRunner:
         for key, object_key in (resume.get("world_snapshots") or {}).items():
             worlds = engine.ctx.resources_of(World)
             if key in worlds:
-                worlds[key].restore(self.records.objects.get(object_key))
+                worlds[key].restore(self.records.get_object(object_key))
 
 
 def summary_of(record: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentenv_runtime.world.arguments import ArgumentLimits, argument_problem
+
+TASK_TEXT_LIMITS = ArgumentLimits(max_depth=100, max_string=10_000_000)
+"""What a task file's values may hold: text without NUL or lone surrogates, nested at most 100 deep."""
+
 
 class TaskError(ValueError):
     """A task that cannot run; the message names the file, the step id and the field."""
@@ -62,15 +67,26 @@ class TaskFile(BaseModel):
 
 def read_task(path: Path) -> TaskFile:
     """Parse and structurally validate a task file (step types are checked at preflight)."""
+    shown = printable_path(path)
+    if shown != str(path):  # the path lands in run records, which must be valid text
+        raise TaskError(f"{shown}: the task file's path is not valid UTF-8; rename the file or its folder")
+    kind = "JSON" if path.suffix == ".json" else "TOML"
     try:
         text = path.read_text(encoding="utf-8")
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except OSError as exc:
-        raise TaskError(f"{path}: cannot read task file ({exc.strerror})") from exc
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
-        raise TaskError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from exc
+        raise TaskError(f"{path}: cannot read task file ({exc.strerror})") from None
+    except (ValueError, tomllib.TOMLDecodeError) as exc:  # UnicodeDecodeError included: not UTF-8
+        raise TaskError(f"{path}: not valid {kind}: {exc}") from None
+    except RecursionError:
+        raise TaskError(f"{path}: not valid {kind}: nested too deep") from None
     if isinstance(data, list):  # the reference implementation's task file: a JSON array of steps
         data = _imported(path, data)
+    if not isinstance(data, dict):
+        raise TaskError(f"{path}: the top level must be an object with `name` and `steps`, not a {kind} array/value")
+    problem = argument_problem(data, TASK_TEXT_LIMITS)
+    if problem is not None:  # a NUL or lone surrogate would break the run record and every printout
+        raise TaskError(f"{path}: field `{problem['field']}`: {problem['errors'][0]['message']}")
     data.pop("$schema", None)
     try:
         task = TaskFile.model_validate(data)
@@ -141,25 +157,32 @@ def ancestors(deps: dict[str, list[str]], step_id: str) -> set[str]:
 
 
 def find_cycle(deps: dict[str, list[str]]) -> list[str] | None:
-    state: dict[str, int] = {}
-    path: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        path.append(node)
-        for dep in deps.get(node, []):
-            if state.get(dep) == 1:
+    """A cycle of the graph as a path of ids, or None. Iterative depth-first search: a chain of thousands
+    of steps cannot exhaust the stack."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    for root in deps:
+        if root in state:
+            continue
+        path: list[str] = [root]
+        pending = [iter(deps.get(root, []))]
+        state[root] = 1
+        while pending:
+            dep = next(pending[-1], None)
+            if dep is None:
+                state[path.pop()] = 2
+                pending.pop()
+            elif state.get(dep) == 1:
                 return [*path[path.index(dep) :], dep]
-            if dep not in state and (cycle := visit(dep)):
-                return cycle
-        state[node] = 2
-        path.pop()
-        return None
-
-    for node in deps:
-        if node not in state and (cycle := visit(node)):
-            return cycle
+            elif dep not in state:
+                state[dep] = 1
+                path.append(dep)
+                pending.append(iter(deps.get(dep, [])))
     return None
+
+
+def printable_path(path: Path) -> str:
+    """`path` as text; bytes that are not UTF-8 (kept by the OS as surrogate escapes) shown as U+FFFD."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def task_json_schema(step_models: dict[str, type[BaseModel]]) -> dict[str, Any]:

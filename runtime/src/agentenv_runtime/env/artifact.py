@@ -7,14 +7,19 @@ Its identity is the SHA-256 of the uncompressed bytes, so a task can pin exactly
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
+import os
+import stat
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ARTIFACT_SUFFIXES = (".json.gz", ".json")
+MAX_ARTIFACT_BYTES = int(os.environ.get("AGENTENV_MAX_ARTIFACT_BYTES") or 512 * 1024 * 1024)
+"""Largest artifact read, compressed or not (a path such as /dev/zero once read 23.5 GB into memory);
+`AGENTENV_MAX_ARTIFACT_BYTES` raises it."""
 
 
 class ArtifactError(ValueError):
@@ -54,11 +59,13 @@ class Artifact:
     @classmethod
     def from_bytes(cls, raw: bytes, *, source: str = "<bytes>") -> Artifact:
         if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
+            raw = _gunzip(raw, source)
         try:
             document = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ArtifactError(f"{source}: not valid JSON ({exc})") from exc
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ArtifactError(f"{source}: not valid JSON ({exc})") from None
+        except RecursionError:
+            raise ArtifactError(f"{source}: not valid JSON (nested too deep)") from None
         if not isinstance(document, dict):
             raise ArtifactError(f"{source}: the top level must be an object with name, env, version, data")
         for key in ("name", "env", "version", "data"):
@@ -79,9 +86,17 @@ class Artifact:
     @classmethod
     def from_file(cls, path: Path) -> Artifact:
         try:
-            raw = path.read_bytes()
+            with path.open("rb") as handle:
+                info = os.fstat(handle.fileno())
+                if not stat.S_ISREG(info.st_mode):
+                    raise ArtifactError(f"{path}: not a regular file; an artifact is a .json or .json.gz file")
+                if info.st_size > MAX_ARTIFACT_BYTES:
+                    raise ArtifactError(_too_large(path, info.st_size))
+                raw = handle.read(MAX_ARTIFACT_BYTES + 1)
         except OSError as exc:
             raise ArtifactError(f"{path}: cannot read artifact ({exc.strerror})") from exc
+        if len(raw) > MAX_ARTIFACT_BYTES:  # it grew while we read it
+            raise ArtifactError(_too_large(path, len(raw)))
         return cls.from_bytes(raw, source=str(path))
 
     @classmethod
@@ -96,3 +111,22 @@ def artifact_name(path: Path) -> str:
         if path.name.endswith(suffix):
             return path.name[: -len(suffix)]
     return path.stem
+
+
+def _too_large(source: object, size: int) -> str:
+    return (
+        f"{source}: artifact of {size} bytes is larger than {MAX_ARTIFACT_BYTES} "
+        "(raise AGENTENV_MAX_ARTIFACT_BYTES if it is meant to be this big)"
+    )
+
+
+def _gunzip(raw: bytes, source: str) -> bytes:
+    """Decompress at most MAX_ARTIFACT_BYTES (a small gzip bomb cannot fill memory)."""
+    inflate = zlib.decompressobj(wbits=31)
+    try:
+        plain = inflate.decompress(raw, MAX_ARTIFACT_BYTES + 1)
+    except zlib.error as exc:
+        raise ArtifactError(f"{source}: not valid gzip ({exc})") from None
+    if len(plain) > MAX_ARTIFACT_BYTES:
+        raise ArtifactError(_too_large(source, len(plain)) + " once decompressed")
+    return plain

@@ -116,6 +116,8 @@ class Env(Environment):
                 return jsonable(method(**kwargs)), None
             except ToolError as exc:
                 return None, exc.to_dict()
+            except Exception as exc:  # a query the backend rejects (FTS5 syntax, too many terms) is a failed call
+                return None, {"code": "tool_failed", "message": f"{tool_name} failed: {type(exc).__name__}: {exc}"}
         return self.atomic(tool_name, method, **kwargs)
 
     def atomic(self, label: str, func: Callable[..., Any], /, **kwargs: Any) -> tuple[Any, dict[str, Any] | None]:

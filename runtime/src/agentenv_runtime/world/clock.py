@@ -15,6 +15,18 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 ClockMode = Literal["scaled", "frozen", "event"]
 MAX_RATE = 1_000_000.0
+END_OF_TIME = datetime.max.replace(tzinfo=UTC)
+"""The last representable instant: a clock that reaches it stops there instead of failing every call."""
+
+
+def shifted(when: datetime, seconds: float) -> datetime:
+    """`when` moved by `seconds`, clamped to the representable range (a scaled clock can run past year 9999)."""
+    if seconds != seconds:  # NaN
+        raise ValueError(f"seconds: {seconds} is not a number")
+    try:
+        return when + timedelta(seconds=seconds)
+    except OverflowError:
+        return END_OF_TIME if seconds > 0 else datetime.min.replace(tzinfo=UTC)
 
 
 def parse_time(value: str | datetime, *, field: str = "start") -> datetime:
@@ -69,7 +81,7 @@ class VirtualClock:
         if not self.armed:
             return datetime.now(UTC)
         if self.mode == "scaled":
-            return self._base + timedelta(seconds=(self._real() - self._real_base) * self.rate)
+            return shifted(self._base, (self._real() - self._real_base) * self.rate)
         return self._base
 
     def advance_to(self, when: datetime) -> None:
@@ -83,7 +95,11 @@ class VirtualClock:
             self._base, self._real_base = current, self._real()
 
     def local(self, when: datetime | None = None) -> datetime:
-        return (when or self.now()).astimezone(ZoneInfo(self.timezone))
+        moment = when or self.now()
+        try:
+            return moment.astimezone(ZoneInfo(self.timezone))
+        except OverflowError:  # the zone's offset would leave the representable range: show UTC
+            return moment
 
     def state(self) -> dict[str, Any]:
         return {

@@ -10,10 +10,11 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from agentenv.contracts.agent import ToolAccess
@@ -23,7 +24,8 @@ from pydantic import ValidationError
 from agentenv_runtime.env.artifact import Artifact, ArtifactError
 from agentenv_runtime.env.env import Env
 from agentenv_runtime.env.tool import ToolSpec, argument_errors
-from agentenv_runtime.world.clock import ClockMode, VirtualClock
+from agentenv_runtime.world.arguments import DEFAULT_LIMITS, ArgumentLimits, argument_problem, safe_text, safe_value
+from agentenv_runtime.world.clock import ClockMode, VirtualClock, shifted
 from agentenv_runtime.world.rbac import DEFAULT_ROLE, Rbac
 from agentenv_runtime.world.trajectory import Trajectory
 from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS, Action, TriggerDef
@@ -106,6 +108,8 @@ class World:
         self.responder: Responder | None = None
         self.on_tool_call: Callable[[dict[str, Any]], None] | None = None
         """Told of every recorded tool call (the `agentenv_tool_called` hook when a plugin implements it)."""
+        self.argument_limits: ArgumentLimits = DEFAULT_LIMITS
+        """Bounds every call's arguments are checked against before the tool runs (a gateway tightens them)."""
         self.tools: dict[str, tuple[Env, ToolSpec]] = self._namespace()
 
     def _namespace(self) -> dict[str, tuple[Env, ToolSpec]]:
@@ -130,6 +134,21 @@ class World:
         env.clock = self.clock
         self.envs[env.name] = env
         self.tools = self._namespace()
+
+    def check_roles(self) -> None:
+        """Refuse a role naming a tool the world lacks: a typo in `deny` would otherwise grant the tool."""
+        import difflib
+
+        known = [*self.tools, GET_TIME]
+        for role, spec in self.rbac.state().items():
+            for field in ("tools", "deny"):
+                unknown = [t for t in spec[field] if t != "*" and t not in known]
+                if unknown:
+                    close = difflib.get_close_matches(unknown[0], known, n=1)
+                    hint = f"; did you mean {close[0]!r}?" if close else f" (tools: {', '.join(sorted(known))})"
+                    raise WorldError(
+                        f"roles.{role}.{field}: no tool {', '.join(map(repr, unknown))} in world {self.name!r}{hint}"
+                    )
 
     def env(self, name: str) -> Env:
         if name not in self.envs:
@@ -182,6 +201,9 @@ class World:
         message = None
         result: Any
         error: dict[str, Any] | None
+        problem = argument_problem(args, self.argument_limits)
+        if problem is not None or tool != safe_text(tool):
+            tool, args = safe_text(tool), safe_value(args)  # what is recorded and echoed must be valid text
         if not self.rbac.permits(role, tool):
             result, error = (
                 None,
@@ -194,9 +216,14 @@ class World:
             result, error = self._get_time(args)
         elif entry is None:
             result, error = None, {"code": "unknown_tool", "message": unknown_tool_message(tool, self)}
+        elif problem is not None:
+            result, error = None, problem
         else:
             env, spec = entry
-            result, error = env.call(spec.name, args)
+            try:
+                result, error = env.call(spec.name, args)
+            except Exception as exc:  # an env that lets an exception out must not take the caller down
+                result, error = None, {"code": "tool_failed", "message": f"{tool} failed: {type(exc).__name__}: {exc}"}
             if error is None and not spec.read_only and self._watch_messages:
                 message = env.describe_message(spec.name, args, result)
         event = self.trajectory.record(
@@ -254,7 +281,7 @@ class World:
             holds = getattr(armed.kind, "holds", None)
             armed.last_holds = bool(holds(self)) if holds else False
         self.triggers[trigger.id] = armed
-        self._schedule(armed, self.clock.now() - timedelta(microseconds=1))
+        self._schedule(armed, shifted(self.clock.now(), -1e-6))
 
     def set_clock(
         self,
@@ -266,7 +293,7 @@ class World:
     ) -> None:
         """Set (arm) the shared clock and re-plan every time trigger against the new time."""
         self.clock.set(start, mode=mode, rate=rate, timezone=timezone)
-        after = self.clock.now() - timedelta(microseconds=1)
+        after = shifted(self.clock.now(), -1e-6)
         for armed in self.triggers.values():
             self._schedule(armed, after)
 
@@ -282,7 +309,10 @@ class World:
         return self.triggers.pop(trigger_id, None) is not None
 
     def _schedule(self, armed: _Armed, after: datetime) -> None:
-        armed.next_at = armed.kind.next_due(after) if self.clock.armed and not armed.spent else None
+        try:
+            armed.next_at = armed.kind.next_due(after) if self.clock.armed and not armed.spent else None
+        except OverflowError:  # the next firing would be past the end of representable time: never
+            armed.next_at = None
         times = getattr(armed.kind.settings, "times", None)
         if times is not None and armed.fired >= times:
             armed.next_at = None
@@ -308,7 +338,9 @@ class World:
 
     def advance(self, seconds: float) -> int:
         """Move virtual time forward, firing every time trigger due on the way; returns how many fired."""
-        target = self.clock.now() + timedelta(seconds=seconds)
+        if not math.isfinite(seconds):
+            raise ValueError(f"seconds: {seconds} is not a finite number of seconds")
+        target = shifted(self.clock.now(), seconds)
         fired = self._fire_due(target)
         self.clock.advance_to(target)
         return fired

@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from agentenv.config import mask_text
 from agentenv.contracts import AgentKind, AgentResponse, ToolAccess
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -116,24 +117,28 @@ class LlmAgent(AgentKind[LlmSettings]):
             response = await client.post(self.url, json=body, headers=headers)
         except httpx.TimeoutException:
             raise LlmAgentError(
-                f"POST {self.url}: no answer within {self.options.timeout:g} s (settings field `timeout`)"
+                f"POST {mask_text(self.url)}: no answer within {self.options.timeout:g} s (settings field `timeout`)"
             ) from None
         except httpx.HTTPError as exc:
-            raise LlmAgentError(f"POST {self.url}: request failed: {type(exc).__name__}: {self._redact(exc)}") from None
+            raise LlmAgentError(
+                f"POST {mask_text(self.url)}: request failed: {type(exc).__name__}: {self._redact(exc)}"
+            ) from None
         self.usage["requests"] += 1
         if response.status_code >= 400:
             hint = _HINTS.get(response.status_code, "")
             raise LlmAgentError(
-                f"POST {self.url}: HTTP {response.status_code} {response.reason_phrase}: "
-                f"{self._redact(error_detail(response.text))}" + (f" ({hint})" if hint else "")
+                f"POST {mask_text(self.url)}: HTTP {response.status_code} {response.reason_phrase}: "
+                f"{error_detail(self._redact(response.text))}" + (f" ({hint})" if hint else "")
             )
         try:
             data = response.json()
         except ValueError:
-            raise self._malformed(f"the body is not JSON: {response.text[:_SNIPPET]!r}") from None
+            raise self._malformed(f"the body is not JSON: {self._redact(response.text)[:_SNIPPET]!r}") from None
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise self._malformed(f"no `choices` list with a first choice in {response.text[:_SNIPPET]!r}")
+            raise self._malformed(
+                f"no `choices` list with a first choice in {self._redact(response.text)[:_SNIPPET]!r}"
+            )
         message = choices[0].get("message")
         if not isinstance(message, dict):
             raise self._malformed("choices[0] has no `message` object")
@@ -191,7 +196,9 @@ class LlmAgent(AgentKind[LlmSettings]):
         }
 
     def _malformed(self, problem: str) -> LlmAgentError:
-        return LlmAgentError(f"POST {self.url}: malformed chat-completions response: {self._redact(problem)}")
+        return LlmAgentError(
+            f"POST {mask_text(self.url)}: malformed chat-completions response: {self._redact(problem)}"
+        )
 
     def _redact(self, text: object) -> str:
         """Never let the api key reach an error message, whatever a server echoes back."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from agentenv.contracts.trigger import Message
 from agentenv_runtime import Env, ToolError, tool
@@ -235,7 +235,7 @@ class EmailEnv(Env):
     @tool(read_only=True)
     def search_emails(
         self,
-        query: str,
+        query: Annotated[str, Field(max_length=search.MAX_QUERY_CHARS)],
         from_address: Address | None = None,
         mailbox: Address | None = None,
         limit: Limit = 20,

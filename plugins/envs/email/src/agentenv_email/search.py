@@ -17,6 +17,10 @@ from typing import Any
 from agentenv_runtime import ToolError
 
 OPERATORS = ("from", "to", "subject", "label", "is", "has")
+MAX_QUERY_CHARS = 500
+MAX_QUERY_PARTS = 32
+"""Words, phrases and operators in one query: SQLite refuses expressions deeper than 1,000 nodes, and a
+many-word search is never what a person types."""
 
 
 @dataclass
@@ -36,6 +40,10 @@ def parse_query(query: str) -> ParsedQuery:
         tokens = shlex.split(query)
     except ValueError:
         tokens = query.replace('"', " ").split()  # an unbalanced quote: fall back to plain words
+    if len(tokens) > MAX_QUERY_PARTS:
+        raise ToolError(
+            f"query has {len(tokens)} words, phrases and operators; use at most {MAX_QUERY_PARTS}", field="query"
+        )
     parsed = ParsedQuery()
     for token in tokens:
         name, sep, value = token.partition(":")

@@ -35,7 +35,8 @@ from agentenv_gateway.auth import (
     host_is_local,
     role_for,
 )
-from agentenv_gateway.core import MAX_BODY, ROLE_SCOPE_KEY, TOKEN_ROLE_SCOPE_KEY, BodyTooLarge, Gateway, dumps
+from agentenv_gateway.core import ROLE_SCOPE_KEY, TOKEN_ROLE_SCOPE_KEY, BodyTooLarge, Gateway, dumps
+from agentenv_gateway.limits import GatewayLimits
 from agentenv_gateway.protocol import CHILD_PREFIX, MCP_PATH, REST_PATH, RPC_PATH, served_card
 from agentenv_gateway.upstream import UpstreamConnection, parse_upstream, upstream_env_class
 
@@ -78,6 +79,8 @@ class GatewayApp:
         self.world = gateway.world
         self.url = url.rstrip("/") if url else None
         self.upstreams = upstreams
+        self._in_flight: dict[str, int] = {}
+        """Requests being answered per session (MCP session id, else bearer token, else connection)."""
         self.session_manager = build_session_manager(gateway, json_response=json_response)
         self._mcp = self.session_manager.handle_request
         self.router = Starlette(
@@ -89,7 +92,7 @@ class GatewayApp:
                 Route(REST_PATH + "/tools/{name:str}", self.rest_call, methods=["POST"]),
                 Route(OPENAPI_PATH, self.openapi, methods=["GET"]),
                 Route("/health", self.health, methods=["GET"]),
-                *extension_routes(gateway, _read_body),
+                *extension_routes(gateway, lambda request: _read_body(request, gateway.limits.max_body_bytes)),
             ],
             lifespan=self._lifespan,
         )
@@ -114,16 +117,31 @@ class GatewayApp:
         except RoleRefused as exc:
             await _send_json(send, 403, _refused_body(path, str(exc)))
             return
+        limit = self.gateway.limits.max_body_bytes
         length = headers.get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_BODY:
-            await _send_json(send, 413, _too_large_body(path))
+        if length is not None and length.isdigit() and int(length) > limit:
+            await _send_json(send, 413, _too_large_body(path, limit))
             return
         scope[ROLE_SCOPE_KEY] = role
         scope[TOKEN_ROLE_SCOPE_KEY] = token_role
-        if path == MCP_PATH or path == MCP_PATH + "/":
-            await self._mcp(scope, receive, send)
-        else:
-            await self.router(scope, receive, send)
+        session = _session_key(scope, headers) if scope.get("method") == "POST" else None
+        if session is not None:
+            if self._in_flight.get(session, 0) >= self.gateway.limits.max_in_flight:
+                await _send_json(send, 429, _busy_body(path, self.gateway.limits.max_in_flight), {"retry-after": "1"})
+                return
+            self._in_flight[session] = self._in_flight.get(session, 0) + 1
+        try:
+            if path == MCP_PATH or path == MCP_PATH + "/":
+                await self._mcp(scope, receive, send)
+            else:
+                await self.router(scope, receive, send)
+        finally:
+            if session is not None:
+                left = self._in_flight[session] - 1
+                if left:
+                    self._in_flight[session] = left
+                else:
+                    del self._in_flight[session]
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Any) -> AsyncIterator[None]:
@@ -136,6 +154,7 @@ class GatewayApp:
     def close(self) -> None:
         for connection in self.upstreams:
             connection.close()
+        self.gateway.close()
 
     # ---- endpoints -----------------------------------------------------------------------------------
     def base_url(self, request: Any) -> str:
@@ -157,9 +176,9 @@ class GatewayApp:
         from agentenv_gateway.rpc import handle_rpc
 
         try:
-            body = await _read_body(request)
+            body = await _read_body(request, self.gateway.limits.max_body_bytes)
         except BodyTooLarge:
-            return _json_response(413, _too_large_body(RPC_PATH))
+            return _json_response(413, _too_large_body(RPC_PATH, self.gateway.limits.max_body_bytes))
         reply = await handle_rpc(self.gateway, body, request.scope[ROLE_SCOPE_KEY])
         return _rpc_reply(reply)
 
@@ -170,9 +189,9 @@ class GatewayApp:
         if name not in self.world.envs:
             return _rest_error(404, "unknown_env", f"no env {name!r} here (envs: {', '.join(self.world.envs)})")
         try:
-            body = await _read_body(request)
+            body = await _read_body(request, self.gateway.limits.max_body_bytes)
         except BodyTooLarge:
-            return _json_response(413, _too_large_body(RPC_PATH))
+            return _json_response(413, _too_large_body(RPC_PATH, self.gateway.limits.max_body_bytes))
         return _rpc_reply(await handle_env_rpc(self.gateway, body, request.scope[ROLE_SCOPE_KEY], name))
 
     async def rest_list(self, request: Any) -> Any:
@@ -181,13 +200,16 @@ class GatewayApp:
 
     async def rest_call(self, request: Any) -> Any:
         try:
-            body = await _read_body(request)
+            body = await _read_body(request, self.gateway.limits.max_body_bytes)
         except BodyTooLarge:
-            return _json_response(413, _too_large_body(REST_PATH))
+            return _json_response(413, _too_large_body(REST_PATH, self.gateway.limits.max_body_bytes))
         try:
             arguments = json.loads(body) if body.strip() else {}
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             return _rest_error(400, "invalid_json", f"the body is not valid JSON: {exc}")
+        except RecursionError:
+            depth = self.gateway.limits.max_depth
+            return _rest_error(400, "invalid_arguments", f"the body nests deeper than {depth} levels")
         if not isinstance(arguments, dict):
             return _rest_error(400, "invalid_arguments", "the body must be a JSON object of the tool's arguments")
         name = request.path_params["name"]
@@ -219,6 +241,7 @@ def build_app(
     control_roles: Iterable[str] = (CONTROL_ROLE,),
     json_response: bool = True,
     reset_to: str = "loaded",
+    limits: GatewayLimits | None = None,
 ) -> GatewayApp:
     """An ASGI app serving `world`.
 
@@ -230,20 +253,29 @@ def build_app(
     load) or `empty` (clear, the reference protocol's meaning).
     `json_response` (default) answers each MCP POST with one JSON body instead of an SSE stream: world tools
     are request/response and never message the client mid-call, and JSON halves the round trip.
+    `limits` bound requests, sessions and arguments (default: `GatewayLimits()`, see `agentenv_gateway.limits`).
     The app can be served once: the MCP session manager it holds does not restart.
     """
     connections = attach_upstreams(world, upstreams) if upstreams else []
-    gateway = Gateway(world, tokens=tokens, control_roles=control_roles, offload=bool(connections), reset_to=reset_to)
+    try:
+        world.check_roles()  # after the upstreams joined: a role may name their tools
+    except BaseException:
+        for connection in connections:
+            connection.close()
+        raise
+    gateway = Gateway(
+        world, tokens=tokens, control_roles=control_roles, limits=limits, offload=bool(connections), reset_to=reset_to
+    )
     return GatewayApp(gateway, url=url, json_response=json_response, upstreams=connections)
 
 
 # ---- helpers -----------------------------------------------------------------------------------------
-async def _read_body(request: Any) -> bytes:
+async def _read_body(request: Any, limit: int) -> bytes:
     chunks = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_BODY:
+        if size > limit:
             raise BodyTooLarge
         chunks.append(chunk)
     return b"".join(chunks)
@@ -269,22 +301,39 @@ def _rest_error(status: int, code: str, message: str) -> Any:
 
 def _unauthorized_body(path: str) -> dict[str, Any]:
     message = "missing or unknown bearer token: send Authorization: Bearer TOKEN for your role"
-    if path.startswith((MCP_PATH, RPC_PATH)):
-        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}
-    return {"ok": False, "error": {"code": "unauthorized", "message": message}}
+    return _error_body(path, -32001, "unauthorized", message)
 
 
 def _refused_body(path: str, message: str) -> dict[str, Any]:
-    if path.startswith((MCP_PATH, RPC_PATH)):
-        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32003, "message": message}}
-    return {"ok": False, "error": {"code": "forbidden", "message": message}}
+    return _error_body(path, -32003, "forbidden", message)
 
 
-def _too_large_body(path: str) -> dict[str, Any]:
-    message = f"request body larger than {MAX_BODY} bytes"
+def _error_body(path: str, rpc_code: int, code: str, message: str) -> dict[str, Any]:
     if path.startswith((MCP_PATH, RPC_PATH)):
-        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
-    return {"ok": False, "error": {"code": "too_large", "message": message}}
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": rpc_code, "message": message}}
+    return {"ok": False, "error": {"code": code, "message": message}}
+
+
+def _too_large_body(path: str, limit: int) -> dict[str, Any]:
+    message = f"request body larger than {limit} bytes (limits.max_body_bytes)"
+    return _error_body(path, -32600, "too_large", message)
+
+
+def _busy_body(path: str, limit: int) -> dict[str, Any]:
+    message = f"more than {limit} requests of this session at once (limits.max_in_flight); wait for an answer"
+    return _error_body(path, -32000, "too_many_requests", message)
+
+
+def _session_key(scope: dict[str, Any], headers: dict[bytes, bytes]) -> str:
+    """Whose concurrent requests are counted together: an MCP session, else a bearer token, else a connection."""
+    session = headers.get(b"mcp-session-id")
+    if session:
+        return "mcp:" + session.decode("latin-1")
+    token = headers.get(b"authorization")
+    if token:
+        return "token:" + token.decode("latin-1")
+    client = scope.get("client") or ("?", 0)
+    return f"peer:{client[0]}:{client[1]}"
 
 
 async def _send_json(send: Any, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:

@@ -68,6 +68,7 @@ def serve(
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
     """Serve ENVS as one world: card, MCP at /mcp, JSON-RPC at /agentenv, REST at /rest, OpenAPI."""
+    from agentenv.config import load_config
     from agentenv_runtime.env.artifact import ArtifactError
     from agentenv_runtime.env.tool import ToolSchemaError
     from agentenv_runtime.world.build import build_world
@@ -75,6 +76,7 @@ def serve(
 
     from agentenv_gateway.app import build_app
     from agentenv_gateway.auth import CONTROL_ROLE, AuthConfigError, check_bind, load_role_file, parse_token_flags
+    from agentenv_gateway.limits import GatewayLimits
     from agentenv_gateway.server import ServeError, serve_forever
     from agentenv_gateway.upstream import UpstreamError
 
@@ -92,15 +94,19 @@ def serve(
                 f'([roles.NAME] tools = ["*"], deny = [...]) or use role `default`'
             )
         env_settings = _read_settings(settings_file) if settings_file else None
+        limits = GatewayLimits.from_config(load_config())
         world = build_world(envs, artifacts=artifact, roles=roles or None, seed=seed, settings=env_settings)
         if rate is not None and start is None:
             raise ValueError("--rate: give --start too (the virtual time the clock starts from)")
         if start is not None:
             world.set_clock(start, mode="scaled" if rate is not None else "frozen", rate=rate)
         world.list_tools()  # every tool's schema, now: a type without one is refused here, not as HTTP 500 later
-        app = build_app(world, tokens=tokens or None, upstreams=upstream or None, url=url, reset_to=reset_to)
+        app = build_app(
+            world, tokens=tokens or None, upstreams=upstream or None, url=url, reset_to=reset_to, limits=limits
+        )
     except (AuthConfigError, WorldError, ArtifactError, UpstreamError, ValueError, ToolSchemaError) as exc:
-        fail(str(exc), code=2)
+        where = f"{role_file}: " if role_file and str(exc).startswith("roles.") else ""
+        fail(where + str(exc), code=2)
         return
 
     def ready(base: str) -> None:

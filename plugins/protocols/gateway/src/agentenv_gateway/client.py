@@ -27,6 +27,7 @@ from typing import Any
 from agentenv.contracts.agent import ToolAccess
 from agentenv_runtime import Env
 from agentenv_runtime.env.artifact import Artifact
+from agentenv_runtime.world.arguments import argument_problem, safe_text
 from agentenv_runtime.world.clock import ClockMode
 from agentenv_runtime.world.rbac import DEFAULT_ROLE
 from agentenv_runtime.world.trajectory import Trajectory
@@ -61,8 +62,8 @@ class McpToolAccess:
 
         self.url = url.rstrip("/")
         self.role = role
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.connection = UpstreamConnection(f"world-{role}", mcp_url or f"{self.url}/mcp", headers=headers)
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.connection = UpstreamConnection(f"world-{role}", mcp_url or f"{self.url}/mcp", headers=self.headers)
         self._started = False
 
     def _session(self) -> Any:
@@ -78,13 +79,34 @@ class McpToolAccess:
         ]
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """`{"ok": true, "result": …}` or `{"ok": false, "error": {"code", "message", …}}` — never raises."""
+        """`{"ok": true, "result": …}` or `{"ok": false, "error": {"code", "message", …}}` — never raises.
+
+        Arguments the MCP client cannot encode (a lone surrogate) go over REST with escaped JSON instead, so
+        the server refuses and records them as in process and the MCP session is never broken by them. A
+        session that failed is reconnected on the next call rather than failing every later one."""
+        if argument_problem(arguments) is not None:
+            return self._call_over_rest(name, arguments)
         try:
             result = self._session().call(name, arguments)
         except Exception as exc:
+            self.close()
             message = f"the served world at {self.url} did not answer: {type(exc).__name__}: {exc}"
             return {"ok": False, "error": {"code": "unreachable", "message": message}}
         return mcp_outcome(result).to_dict()
+
+    def _call_over_rest(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        import urllib.parse
+
+        import httpx
+
+        body = json_body(arguments)
+        path = f"{self.url}{REST_PATH}/tools/{urllib.parse.quote(safe_text(name), safe='')}"
+        try:
+            response = httpx.post(path, content=body["content"], headers=self.headers | body["headers"], timeout=60)
+        except httpx.HTTPError as exc:
+            message = f"the served world at {self.url} did not answer: {type(exc).__name__}: {exc}"
+            return {"ok": False, "error": {"code": "unreachable", "message": message}}
+        return rest_outcome(response, self.url).to_dict()
 
     def close(self) -> None:
         if self._started:
@@ -104,6 +126,26 @@ def export_of(answer: Any, leaf: str = "") -> dict[str, Any]:
             name = str((part.get("metadata") or {}).get("env") or leaf)
             exported.setdefault(name, {}).update(part["data"])
     return exported
+
+
+def json_body(value: Any) -> dict[str, Any]:
+    """Request keywords for a JSON body with every non-ASCII character escaped: a lone surrogate (which
+    UTF-8 cannot carry) then reaches the server, which refuses and records it like any bad argument."""
+    return {"content": json.dumps(value).encode(), "headers": {"content-type": "application/json"}}
+
+
+def rest_outcome(response: Any, url: str) -> ToolOutcome:
+    """A REST tool-call response as a `ToolOutcome` (a non-JSON answer becomes an `http_<status>` error)."""
+    try:
+        payload = response.json()
+    except ValueError:
+        payload = None
+    if not isinstance(payload, dict) or "ok" not in payload:
+        message = f"HTTP {response.status_code} from {url}: {response.text[:300]}"
+        return ToolOutcome(None, {"code": f"http_{response.status_code}", "message": message})
+    if payload["ok"]:
+        return ToolOutcome(payload.get("result"), None)
+    return ToolOutcome(None, payload.get("error") or {"code": "tool_failed", "message": "no error given"})
 
 
 def mcp_outcome(result: Any) -> ToolOutcome:
@@ -183,8 +225,9 @@ class RemoteWorld(World):
     def _request(self, method: str, path: str, role: str, **kwargs: Any) -> Any:
         import httpx
 
+        headers = self._headers(role) | kwargs.pop("headers", {})
         try:
-            return self._http.request(method, path, headers=self._headers(role), **kwargs)
+            return self._http.request(method, path, headers=headers, **kwargs)
         except httpx.HTTPError as exc:
             raise RemoteUnavailable(
                 f"the served world at {self.url} did not answer {method} {path}: {type(exc).__name__}: {exc}"
@@ -215,17 +258,8 @@ class RemoteWorld(World):
 
     def call(self, tool: str, arguments: dict[str, Any] | None = None, role: str = DEFAULT_ROLE) -> ToolOutcome:
         """A tool call over REST as `role`; refusals come back as the same structured errors as in process."""
-        response = self._request("POST", f"{REST_PATH}/tools/{tool}", role, json=arguments or {})
-        try:
-            payload = response.json()
-        except ValueError:
-            payload = None
-        if not isinstance(payload, dict) or "ok" not in payload:
-            message = f"HTTP {response.status_code} from {self.url}: {response.text[:300]}"
-            return ToolOutcome(None, {"code": f"http_{response.status_code}", "message": message})
-        if payload["ok"]:
-            return ToolOutcome(payload.get("result"), None)
-        return ToolOutcome(None, payload.get("error") or {"code": "tool_failed", "message": "no error given"})
+        response = self._request("POST", f"{REST_PATH}/tools/{tool}", role, **json_body(arguments or {}))
+        return rest_outcome(response, self.url)
 
     def tool_access(self, role: str = DEFAULT_ROLE) -> ToolAccess:
         """An MCP client acting as `role` (closed by `close()`)."""

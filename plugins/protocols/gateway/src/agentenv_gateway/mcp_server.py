@@ -19,7 +19,7 @@ from agentenv_runtime.world.rbac import DEFAULT_ROLE
 
 from agentenv_gateway import __version__
 from agentenv_gateway.auth import acting_role
-from agentenv_gateway.core import MAX_BODY, ROLE_SCOPE_KEY, TOKEN_ROLE_SCOPE_KEY, Gateway, dumps
+from agentenv_gateway.core import ROLE_SCOPE_KEY, TOKEN_ROLE_SCOPE_KEY, Gateway, dumps
 
 ROLE_META_KEY = "agentenv.io/role"
 """The reference gateway's per-call role field in an MCP request's `_meta`."""
@@ -97,5 +97,5 @@ def build_session_manager(gw: Gateway, *, json_response: bool = True) -> Any:
     return StreamableHTTPSessionManager(
         app=build_mcp_server(gw),
         json_response=json_response,
-        max_request_body_size=MAX_BODY,
+        max_request_body_size=gw.limits.max_body_bytes,
     )

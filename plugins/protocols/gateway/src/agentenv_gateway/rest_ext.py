@@ -16,7 +16,7 @@ from typing import Any
 
 from agentenv_runtime.world.world import GET_TIME
 
-from agentenv_gateway.core import MAX_BODY, ROLE_SCOPE_KEY, BodyTooLarge, Gateway, dumps
+from agentenv_gateway.core import ROLE_SCOPE_KEY, BodyTooLarge, Gateway, dumps
 from agentenv_gateway.rpc import FORBIDDEN, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, call_method
 
 Handler = Callable[[Gateway, dict[str, Any], str], Awaitable[tuple[int, Any]]]
@@ -196,7 +196,8 @@ def routes(gw: Gateway, read_body: Callable[[Any], Awaitable[bytes]]) -> list[An
                 try:
                     raw = await read_body(request)
                 except BodyTooLarge:
-                    return _error(413, "too_large", f"request body larger than {MAX_BODY} bytes")
+                    limit = gw.limits.max_body_bytes
+                    return _error(413, "too_large", f"request body larger than {limit} bytes (limits.max_body_bytes)")
                 try:
                     body = json.loads(raw) if raw.strip() else {}
                 except (json.JSONDecodeError, UnicodeDecodeError):

@@ -9,9 +9,11 @@ request, -32601 method not found, -32602 invalid params (with `data.field`), -32
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -20,6 +22,7 @@ from agentenv_runtime.world.world import GET_TIME, WorldError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentenv_gateway.core import Gateway
+from agentenv_gateway.limits import too_deep
 from agentenv_gateway.parts import Part, PartError, fetch_uris, load_parts
 
 PARSE_ERROR = -32700
@@ -29,6 +32,10 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 UNAUTHORIZED = -32001
 FORBIDDEN = -32003
+BATCH_CHUNK = 16
+"""Batch requests run this many at a time, so `/health` and other sessions' calls interleave with a batch."""
+TRAJECTORY_PAGE = 10_000
+"""Most events one `trajectory/get` returns; `next` says where the following page starts."""
 
 
 class RpcError(Exception):
@@ -82,7 +89,7 @@ class ClockSetParams(_Params):
 
 
 class ClockAdvanceParams(_Params):
-    seconds: float = Field(gt=0)
+    seconds: float = Field(gt=0, allow_inf_nan=False)
 
 
 class ClockRunParams(_Params):
@@ -255,7 +262,7 @@ def access_get(gw: Gateway, _: NoParams, role: str) -> dict[str, Any]:
 
 def trajectory_get(gw: Gateway, params: TrajectoryParams, role: str) -> dict[str, Any]:
     events = gw.world.trajectory.events
-    end = len(events) if params.limit is None else min(len(events), params.since + params.limit)
+    end = min(len(events), params.since + min(params.limit or TRAJECTORY_PAGE, TRAJECTORY_PAGE))
     return {"events": events[params.since : end], "next": end, "total": len(events)}
 
 
@@ -342,8 +349,8 @@ def _params_error(exc: ValidationError) -> RpcError:
     return invalid(field, first["msg"])
 
 
-async def _one(gw: Gateway, message: Any, role: str) -> dict[str, Any] | None:
-    """Answer one request object (None for a notification)."""
+def _one(gw: Gateway, message: Any, role: str) -> dict[str, Any] | None:
+    """Answer one request object (None for a notification); runs in the gateway's world thread."""
     if not isinstance(message, dict):
         return _response(None, error=RpcError(INVALID_REQUEST, "invalid request: expected a JSON-RPC object"))
     request_id = message.get("id")
@@ -361,7 +368,7 @@ async def _one(gw: Gateway, message: Any, role: str) -> dict[str, Any] | None:
             request_id, error=RpcError(INVALID_REQUEST, f"invalid request: unknown members {sorted(extra)}")
         )
     try:
-        result = await _dispatch(gw, method_name, message.get("params"), role)
+        result = _dispatch(gw, method_name, message.get("params"), role)
     except RpcError as exc:
         return None if notification else _response(request_id, error=exc)
     except Exception as exc:  # never a 500: a bug in a method is an internal JSON-RPC error
@@ -370,12 +377,14 @@ async def _one(gw: Gateway, message: Any, role: str) -> dict[str, Any] | None:
     return None if notification else _response(request_id, result=result)
 
 
-async def _dispatch(gw: Gateway, method_name: str, raw_params: Any, role: str) -> Any:
+def _dispatch(gw: Gateway, method_name: str, raw_params: Any, role: str) -> Any:
     method = METHODS.get(method_name)
     if method is None:
         raise RpcError(METHOD_NOT_FOUND, f"method not found: {method_name!r} (methods: {', '.join(METHODS)})")
     if method.control and not gw.may_control(role):
         raise RpcError(FORBIDDEN, f"role {role!r} may not call {method_name}; the data plane needs a control token")
+    if isinstance(raw_params, Prepared):  # validated and fetched on the event loop (see `_prepare`)
+        return method.run(gw, raw_params.params, role)
     if raw_params is None:
         raw_params = {}
     if not isinstance(raw_params, dict):
@@ -384,14 +393,58 @@ async def _dispatch(gw: Gateway, method_name: str, raw_params: Any, role: str) -
         params = method.params.model_validate(raw_params)
     except ValidationError as exc:
         raise _params_error(exc) from None
-    if method.prepare is not None:
-        params = await method.prepare(params)
-    return await gw.run(method.run, gw, params, role)
+    return method.run(gw, params, role)
+
+
+@dataclass
+class Prepared:
+    """Params a method's `prepare` step already validated and completed (`data/add`'s files fetched by URI)."""
+
+    params: BaseModel
+
+
+async def _prepare(gw: Gateway, message: Any, role: str) -> Any:
+    """Run the `prepare` step of a request's method on the event loop, before the world thread takes the request:
+    fetching a URI must not hold the world. Only for a role that may call the method (a refused caller never
+    makes the server fetch); a request that does not validate passes through for `_dispatch` to refuse."""
+    method = METHODS.get(str(message.get("method"))) if isinstance(message, dict) else None
+    raw = message.get("params") if method is not None and method.prepare is not None else None
+    if method is None or method.prepare is None or not isinstance(raw, dict):
+        return message
+    if method.control and not gw.may_control(role):
+        return message
+    try:
+        params = method.params.model_validate(raw)
+    except ValidationError:
+        return message
+    try:
+        return {**message, "params": Prepared(await method.prepare(params))}
+    except RpcError as exc:
+        request_id = message.get("id")
+        return _Refused(_response(request_id if _valid_id(request_id) else None, error=exc), "id" not in message)
+
+
+@dataclass
+class _Refused:
+    """A request its `prepare` step refused: the reply is ready (None for a notification)."""
+
+    reply: dict[str, Any]
+    notification: bool
+
+
+async def _run_one(gw: Gateway, message: Any, role: str) -> dict[str, Any] | None:
+    prepared = await _prepare(gw, message, role)
+    if isinstance(prepared, _Refused):
+        return None if prepared.notification else prepared.reply
+    return await gw.run(_one, gw, prepared, role)
 
 
 async def call_method(gw: Gateway, method_name: str, params: dict[str, Any] | None, role: str) -> Any:
     """One method by name, checked like a JSON-RPC call (role, params); raises `RpcError`. For the REST routes."""
-    return await _dispatch(gw, method_name, params, role)
+    prepared = await _prepare(gw, {"method": method_name, "params": params}, role)
+    if isinstance(prepared, _Refused):
+        raise RpcError(prepared.reply["error"]["code"], prepared.reply["error"]["message"])
+    return await gw.run(_dispatch, gw, method_name, prepared["params"], role)
 
 
 DATA_METHODS = frozenset({"data/reset", "data/add", "data/get"})
@@ -414,18 +467,47 @@ async def handle_env_rpc(gw: Gateway, body: bytes, role: str, env: str) -> Any:
     if isinstance(params, dict) and params.get("env", env) != env:
         return _response(request_id, error=invalid("env", f"this URL serves env {env!r}; drop `env` or use /agentenv"))
     scoped = {**params, "env": env} if isinstance(params, dict) else ({"env": env} if params is None else params)
-    return await _one(gw, {**message, "params": scoped}, role)
+    return await _run_one(gw, {**message, "params": scoped}, role)
 
 
 async def handle_rpc(gw: Gateway, body: bytes, role: str) -> Any:
     """The JSON-RPC reply to a request body: an object, a list (batch), or None (only notifications)."""
+    limits = gw.limits
     try:
         message = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return _response(None, error=RpcError(PARSE_ERROR, f"parse error: {exc}"))
+    except RecursionError:
+        return _response(None, error=RpcError(PARSE_ERROR, f"parse error: nested deeper than {limits.request_depth}"))
+    if too_deep(message, limits.request_depth):
+        deep = f"invalid request: nested deeper than {limits.request_depth} (limits.max_depth)"
+        error = RpcError(INVALID_REQUEST, deep)
+        return _response(None, error=error)
     if isinstance(message, list):
         if not message:
             return _response(None, error=RpcError(INVALID_REQUEST, "invalid request: empty batch"))
-        replies = [reply for item in message if (reply := await _one(gw, item, role)) is not None]
+        most = limits.batch_limit(gw.may_control(role))
+        if len(message) > most:
+            error = RpcError(
+                INVALID_REQUEST,
+                f"invalid request: a batch of {len(message)} requests; role {role!r} may send at most {most} "
+                "per request (limits.max_batch); split it",
+            )
+            return _response(None, error=error)
+        replies, ready = [], [await _prepare(gw, item, role) for item in message]
+        for start in range(0, len(ready), BATCH_CHUNK):  # a chunk at a time, the event loop free in between
+            replies += await gw.run(_batch, gw, ready[start : start + BATCH_CHUNK], role)
+            await asyncio.sleep(0)
         return replies or None
-    return await _one(gw, message, role)
+    return await _run_one(gw, message, role)
+
+
+def _batch(gw: Gateway, messages: list[Any], role: str) -> list[dict[str, Any]]:
+    replies = []
+    for item in messages:
+        reply = (None if item.notification else item.reply) if isinstance(item, _Refused) else _one(gw, item, role)
+        if reply is not None:
+            replies.append(reply)
+        if gw.offload:
+            time.sleep(0)  # on the world thread: hand the interpreter lock to the event loop if it waits
+    return replies

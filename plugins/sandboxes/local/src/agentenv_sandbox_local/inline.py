@@ -30,7 +30,7 @@ from typing import IO, Any, Literal
 from agentenv.contracts.sandbox import ExecResult, Sandbox, SandboxProvider, SandboxSpec, SpecRefused
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentenv_sandbox_local.procs import group_alive, kill_group, start_time
+from agentenv_sandbox_local.procs import group_alive, kill_group, process_alive, start_time
 
 TIMEOUT_EXIT_CODE = 124
 """Exit code of a command killed for running past its timeout (as coreutils `timeout` reports it)."""
@@ -62,9 +62,13 @@ def default_state_dir(environ: Mapping[str, str], folder: str = "inline-sandboxe
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    """Replace `path` atomically, so a crash never leaves a half-written state file."""
+    """Replace `path` atomically, so a crash never leaves a half-written state file. Owner-only (0600): a
+    state file holds the spec's environment, which carries a served world's role tokens."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.fchmod(handle.fileno(), 0o600)  # an older file of the same name may have had a wider mode
+        handle.write(json.dumps(data, indent=2, sort_keys=True))
     os.replace(tmp, path)
 
 
@@ -100,6 +104,13 @@ class InlineSandbox(Sandbox):
     """One work folder plus the process groups started in it, mirrored in a JSON state file."""
 
     kind = "inline"
+
+    def owner_alive(self) -> bool:
+        """Whether the process that created this sandbox still runs (and is not this one)."""
+        owner = self._state.get("owner_pid")
+        if not isinstance(owner, int) or owner == os.getpid():
+            return False
+        return process_alive(owner, self._state.get("owner_started"))
 
     def __init__(self, state_path: Path, state: dict[str, Any]) -> None:
         self.id: str = state["id"]
@@ -333,14 +344,14 @@ class InlineProvider(SandboxProvider):
         reasons = self.refusals(spec)
         if reasons:
             raise SpecRefused(f"{self.name} sandbox cannot honour the spec: " + "; ".join(reasons))
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         if self.root is not None:
             self.root.mkdir(parents=True, exist_ok=True)
         while True:  # claim a fresh id: creating its state file exclusively makes the id ours
             sandbox_id = f"{self.name}-{secrets.token_hex(6)}"
             state_path = self.state_dir / f"{sandbox_id}.json"
             try:
-                state_path.open("x").close()
+                os.close(os.open(state_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
                 break
             except FileExistsError:
                 continue
@@ -357,6 +368,7 @@ class InlineProvider(SandboxProvider):
                 "created": now,
                 "deadline": None if spec.ttl_seconds is None else now + spec.ttl_seconds,
                 "owner_pid": os.getpid(),
+                "owner_started": start_time(os.getpid()),
                 "processes": [],
                 **self._extra_state(spec),
             }
@@ -395,9 +407,14 @@ class InlineProvider(SandboxProvider):
         return list[Sandbox](found)
 
     def prune(self, labels: dict[str, str]) -> builtins.list[str]:
-        """Tear down every sandbox carrying all of `labels` (a crashed run's leftovers); their ids."""
+        """Tear down every sandbox carrying all of `labels` (a crashed run's leftovers); their ids.
+
+        A sandbox whose owner (the process that created it) still runs is a live run's, not a leftover: it
+        is kept, unless this process is the owner."""
         removed = []
         for sandbox in self.list(labels):
+            if isinstance(sandbox, InlineSandbox) and sandbox.owner_alive():
+                continue
             sandbox.teardown()
             removed.append(sandbox.id)
         return removed

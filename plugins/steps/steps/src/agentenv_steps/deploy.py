@@ -30,7 +30,7 @@ from agentenv_runtime import Env
 from agentenv_runtime.world.build import split_names
 from agentenv_runtime.world.clock import parse_time
 from agentenv_runtime.world.rbac import SYSTEM_ROLE
-from agentenv_runtime.world.world import GET_TIME, World, WorldError
+from agentenv_runtime.world.world import World, WorldError
 from pydantic import Field, ValidationError, field_validator
 
 from agentenv_steps import _artifacts
@@ -207,15 +207,12 @@ def _roles(settings: DeployEnvSettings) -> dict[str, Any]:
     return {role: spec.model_dump() for role, spec in settings.roles.items()}
 
 
-def _check_roles(settings: DeployEnvSettings, world: World) -> None:
-    for role, spec in settings.roles.items():
-        for field in ("tools", "deny"):
-            unknown = [t for t in getattr(spec, field) if t != "*" and t not in world.tools and t != GET_TIME]
-            if unknown:
-                raise StepFailed(
-                    f"field `roles.{role}.{field}`: no tool {', '.join(map(repr, unknown))} in the world "
-                    f"(tools: {', '.join(sorted(world.tools))})"
-                )
+def _check_roles(world: World) -> None:
+    try:
+        world.check_roles()
+    except WorldError as exc:
+        field, _, problem = str(exc).partition(": ")
+        raise StepFailed(f"field `{field}`: {problem}") from None
 
 
 def _build_template(
@@ -228,7 +225,7 @@ def _build_template(
         world = World(_make_envs(settings, classes), roles=_roles(settings), trigger_kinds=kinds or None)
     except WorldError as exc:
         raise StepFailed(f"field `envs`: {exc}") from None
-    _check_roles(settings, world)
+    _check_roles(world)
     for env_name, artifact in pairs:
         try:
             world.env(env_name).load(artifact)
@@ -398,7 +395,7 @@ async def _deploy_served(
         )
     envs = _make_envs(settings, classes)
     try:
-        _check_roles(settings, World(envs, roles=_roles(settings), trigger_kinds=kinds or None))
+        _check_roles(World(envs, roles=_roles(settings), trigger_kinds=kinds or None))
     except WorldError as exc:
         raise StepFailed(f"field `envs`: {exc}") from None
     plan = ServePlan(settings, classes, pairs, ctx.seed)

@@ -32,7 +32,9 @@ class SyncEnvClockSettings(StepSettings):
         None, gt=0, le=MAX_RATE, description="Virtual seconds per real second when scaled (initially 1)."
     )
     timezone: str | None = Field(None, description="IANA time zone for presentation (initially UTC).")
-    advance_seconds: float | None = Field(None, ge=0, description="Then move time forward, firing due triggers.")
+    advance_seconds: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="Then move time forward, firing due triggers."
+    )
     run_until: str | None = Field(None, description="Then run event by event until this ISO time.")
 
 

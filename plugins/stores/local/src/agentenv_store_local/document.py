@@ -195,7 +195,7 @@ class SqliteDocumentStore(DocumentStore):
                 )
                 .fetchone()
             )
-        return None if row is None else _load(row[0])
+        return None if row is None else _load(row[0], doc_id)
 
     def query(
         self, collection: str, where: dict[str, Any] | None = None, *, limit: int | None = None
@@ -206,14 +206,16 @@ class SqliteDocumentStore(DocumentStore):
         if limit == 0:
             return []
         clauses, params, leftover = _compile_where(where or {})
-        sql = "SELECT doc FROM agentenv_documents WHERE collection = ?"
+        sql = "SELECT id, doc FROM agentenv_documents WHERE collection = ?"
+        if clauses:  # json_type on a damaged document would fail the whole query
+            sql += " AND json_valid(doc)"
         sql += "".join(f" AND {clause}" for clause in clauses)
         sql += " ORDER BY updated_at DESC"
         if limit is not None and not leftover:
             sql += f" LIMIT {limit}"
         with self._lock:
             rows = self._connection().execute(sql, (collection, *params)).fetchall()
-        return newest_matches((text for (text,) in rows), leftover, limit)
+        return newest_matches(((text, doc_id) for doc_id, text in rows), leftover, limit)
 
     def delete(self, collection: str, doc_id: str) -> bool:
         check_names(collection, doc_id)
@@ -272,13 +274,16 @@ def query_page_size(limit: int | None, where: dict[str, Any], page_size: int) ->
     return page_size if limit is None or where else max(1, min(limit, page_size))
 
 
-def newest_matches(texts: Iterable[str], where: dict[str, Any], limit: int | None) -> list[dict[str, Any]]:
-    """The documents (JSON texts, newest first, read lazily page by page) that match `where`, up to `limit`."""
+def newest_matches(
+    texts: Iterable[str | tuple[str, str]], where: dict[str, Any], limit: int | None
+) -> list[dict[str, Any]]:
+    """The documents (JSON texts, or (text, id) pairs, newest first, read lazily page by page) that match `where`,
+    up to `limit`."""
     out: list[dict[str, Any]] = []
     if limit == 0:
         return out
-    for text in texts:
-        doc = _load(text)
+    for item in texts:
+        doc = _load(*item) if isinstance(item, tuple) else _load(item)
         if matches(doc, where):
             out.append(doc)
             if limit is not None and len(out) >= limit:
@@ -327,13 +332,25 @@ def dump_document(doc: dict[str, Any], collection: str, doc_id: str) -> str:
     if not isinstance(doc, dict):
         raise TypeError(f"document {collection}/{doc_id} must be a dict, got {type(doc).__name__}")
     try:
-        return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
         raise TypeError(f"document {collection}/{doc_id} is not JSON-serialisable: {exc}") from exc
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (SQLite stores UTF-8): keep it as its JSON escape
+        return json.dumps(doc, allow_nan=False, separators=(",", ":"))
+    return text
 
 
-def _load(text: str) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(text)
+def _load(text: str, doc_id: str = "?") -> dict[str, Any]:
+    """The stored document; one that is no longer a JSON object (damaged on disk, written by another tool)
+    comes back as a marker document, so one bad row never breaks a listing."""
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return {"id": doc_id, "status": "damaged", "damaged": f"not valid JSON: {exc}"}
+    if not isinstance(doc, dict):
+        return {"id": doc_id, "status": "damaged", "damaged": f"a JSON {type(doc).__name__}, not an object"}
     return doc
 
 

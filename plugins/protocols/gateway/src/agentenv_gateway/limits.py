@@ -1,0 +1,87 @@
+"""The gateway's bounds: what one request, one session and one argument may cost a served world.
+
+Without them any role could stall and balloon a world (one 0.9 MB batch of 8,500 `tools/call`s blocked
+every client, `/health` included, for seconds). Each bound is a setting with a safe default, read from
+`[plugins.agentenv-gateway.limits]` in the config file:
+
+    [plugins.agentenv-gateway.limits]
+    max_body_bytes = 1048576    # request body; larger → 413
+    max_batch = 32              # JSON-RPC requests in one batch for a non-control role
+    max_batch_control = 1000    # the same for control roles (the data plane loads and resets)
+    max_depth = 32              # nesting of one tool call's arguments (and of a request, plus its envelope)
+    max_string = 65536          # characters in one argument string
+    max_in_flight = 16          # concurrent requests of one session (MCP session, token, or connection); → 429
+    world_thread = true         # world calls on a dedicated thread, off the event loop; false: inline on the loop
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentenv_runtime.world.arguments import ArgumentLimits
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+DIST = "agentenv-gateway"
+ENVELOPE_DEPTH = 4
+"""Levels a JSON-RPC envelope adds above the arguments (batch, request, params, arguments)."""
+
+
+class LimitsError(ValueError):
+    """A `[plugins.agentenv-gateway.limits]` value that cannot work; the message names the field."""
+
+
+class GatewayLimits(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_body_bytes: int = Field(1024 * 1024, ge=1024)
+    max_batch: int = Field(32, ge=1)
+    max_batch_control: int = Field(1000, ge=1)
+    max_depth: int = Field(32, ge=2, le=1000)
+    max_string: int = Field(65536, ge=1)
+    max_in_flight: int = Field(16, ge=1)
+    world_thread: bool = True
+    """Run every world call on a dedicated thread, off the event loop (always with upstreams); false runs them
+    inline on the loop, bounded by the batch chunking only."""
+
+    @property
+    def arguments(self) -> ArgumentLimits:
+        return ArgumentLimits(max_depth=self.max_depth, max_string=self.max_string)
+
+    @property
+    def request_depth(self) -> int:
+        return self.max_depth + ENVELOPE_DEPTH
+
+    def batch_limit(self, control: bool) -> int:
+        return self.max_batch_control if control else self.max_batch
+
+    @classmethod
+    def from_settings(cls, settings: Any, *, where: str = f"[plugins.{DIST}.limits]") -> GatewayLimits:
+        """Validate the settings table; a LimitsError names the field and the fix."""
+        if settings is None:
+            return cls()
+        if not isinstance(settings, dict):
+            raise LimitsError(f"{where} must be a table of limits (max_batch = 32, ...)")
+        try:
+            return cls.model_validate(settings)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            field = ".".join(str(part) for part in first["loc"])
+            fix = "fix it or remove it for the default"
+            raise LimitsError(f"{where}: field `{field}`: {first['msg']}; {fix}") from None
+
+    @classmethod
+    def from_config(cls, config: Any) -> GatewayLimits:
+        source = f"{config.file}: " if getattr(config, "file", None) else ""
+        return cls.from_settings(config.plugin_settings(DIST).get("limits"), where=f"{source}[plugins.{DIST}.limits]")
+
+
+def too_deep(value: Any, limit: int) -> bool:
+    """Whether objects/lists in `value` nest deeper than `limit` (iterative: deep values cannot overflow)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return False
