@@ -190,12 +190,23 @@ def validators_validate(venv: Venv, tmp: Path) -> str:
     return f"env validate fixture_notes: {len(steps)} validator steps pass"
 
 
-def agent_kinds(names: list[str]) -> Smoke:
+def registers(kind: str, names: list[str]) -> Smoke:
+    """The contributions `names` of `kind` import (their classes, and the SDKs behind them) with only what the
+    distribution declares."""
+
     def smoke(venv: Venv, tmp: Path) -> str:
         code = ("from agentenv.plugins.host import get_host\nfrom agentenv.contracts import kinds\n"
-                f"print(sorted(n for n in get_host().usable(kinds.AGENT_KINDS) if n in {names!r}))")  # fmt: skip
+                f"print(sorted(n for n in get_host().usable(kinds.{kind.upper()}) if n in {names!r}))")  # fmt: skip
         assert ok(venv.run("python", "-c", code)).strip() == str(sorted(names))
-        return f"agent kinds {', '.join(names)} import with only what is declared"
+        return f"{kind.replace('_', ' ')} {', '.join(names)} import with only what is declared"
+
+    return smoke
+
+
+def command_help(*command: str, expect: str) -> Smoke:
+    def smoke(venv: Venv, tmp: Path) -> str:
+        assert expect in ok(venv.run("agentenv", *command, "--help"))
+        return f"`agentenv {' '.join(command)}` is there"
 
     return smoke
 
@@ -218,7 +229,8 @@ MATRIX: dict[str, tuple[list[str], Smoke]] = {
     "agentenv-kernel": ([], kernel_alone),
     "agentenv-runtime": ([], runtime_alone),
     "agentenv-testing": ([], pytest_plugin_loads),
-    "agentenv-store-local": (KIT, kit("plugins/stores/local/tests/test_store_local_document.py", "Conformance")),
+    "agentenv-store-local": (KIT, kit("plugins/stores/local/tests/test_store_local_document.py",
+                                      "Conformance and (round_trip or query or delete)")),
     "agentenv-sandbox-local": (KIT, kit("plugins/sandboxes/local/tests/test_sandbox_local_conformance.py",
                                         "create_and_status or exec_output or files_round_trip")),
     "agentenv-docker": (KIT, kit("plugins/sandboxes/docker/tests/test_docker_conformance.py",
@@ -231,8 +243,14 @@ MATRIX: dict[str, tuple[list[str], Smoke]] = {
     "agentenv-email": ([], env_call("email", "list_mailboxes", {}, "@")),
     "agentenv-helpdesk": ([], env_call("helpdesk", "get_order", {"order_id": "ORD-5001"}, "ORD-5001")),
     "agentenv-gateway": ([], gateway_serves),
-    "agentenv-a2a": ([], agent_kinds(["a2a"])),
-    "agentenv-agents": ([], agent_kinds(["llm", "scripted"])),
+    "agentenv-a2a": ([], registers("agent_kinds", ["a2a"])),
+    "agentenv-agents": ([], registers("agent_kinds", ["llm", "scripted"])),
+    "agentenv-aws": ([], registers("stores", ["document:dynamodb", "object:s3", "secret:secretsmanager", "image:ecr"])),
+    "agentenv-gcp": ([], registers("stores", ["document:firestore", "object:gcs", "secret:secretmanager",
+                                              "image:artifactregistry"])),
+    "agentenv-rl": ([], command_help("runs", "export", expect="chat-jsonl")),
+    "agentenv-openenv": ([], command_help("openenv", "serve", expect="--max-sessions")),
+    "agentenv-ray": ([], registers("runners", ["ray"])),
     "agentenv-steps": ([], steps_run_a_task),
     "agentenv-validators": ([], validators_validate),
     "agentenv-hello": ([], bundle_run("hello", None)),

@@ -42,7 +42,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Path]
 def test_the_generated_tests_pass_unedited(generated: tuple[dict[str, Path], Path], kind: str) -> None:
     projects, site = generated
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests"],
         cwd=projects[kind],
         env=cli_env([site]),
         capture_output=True,
@@ -50,7 +50,9 @@ def test_the_generated_tests_pass_unedited(generated: tuple[dict[str, Path], Pat
         timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert " passed" in done.stdout and "skipped" not in done.stdout
+    skips = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
+    # the one skip allowed: the store kit's fault injection needs a network service, which a folder store is not
+    assert " passed" in done.stdout and all("talks to no network service" in line for line in skips), done.stdout
 
 
 @pytest.mark.slow

@@ -72,6 +72,8 @@ class ObjectStore(StoreBackend, ABC):
 
     def get_stream(self, key: str, sink: BinaryIO, start: int = 0, end: int | None = None) -> int:
         """Write bytes [start, end) of the object to `sink` (a ranged read); the count. KeyError when missing."""
+        if start < 0 or (end is not None and end < start):
+            raise ValueError(f"object {key!r}: [{start}, {end}) is not a byte range (0 <= start <= end)")
         data = self.get(key)[start:end]
         sink.write(data)
         return len(data)
