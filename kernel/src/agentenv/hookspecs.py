@@ -87,8 +87,7 @@ class AgentenvSpecs:
 
     @hookspec
     def agentenv_check_install(self, without: str | None) -> list[Problem]:
-        """What a run would meet beyond plugin ranges (a bundle's requirements, configured stores), for
-        `plugin check`; with `without` (a distribution), what uninstalling it would break, for `plugin remove`."""
+        """Problems a run would meet beyond ranges (`plugin check`); with `without`, what removing it would break."""
         raise NotImplementedError
 
     @hookspec

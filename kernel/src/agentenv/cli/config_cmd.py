@@ -26,7 +26,6 @@ def show(as_json: Annotated[bool, typer.Option("--json", help="Print JSON for sc
         config = load_config()
     except ConfigError as exc:
         fail(str(exc))
-        return
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     rows = [(key, display_value(key, raw, os.environ), source) for key, raw, source in config.flat()]

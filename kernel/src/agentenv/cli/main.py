@@ -129,16 +129,11 @@ def collect_garbage_again() -> None:
 def entry_point() -> int:
     """The `agentenv` console script (and `python -m agentenv`): `main`, then a quick exit.
 
-    Start-up allocates hundreds of thousands of long-lived objects (modules, classes, pydantic validators),
-    which makes the cyclic garbage collector run over and over for nothing: a tenth of `agentenv run hello`.
-    It is off until the command has imported what it needs (`collect_garbage_again`, called by the command
-    or, for typer commands, just before they run), and on for the work itself.
-
-    Tearing the interpreter down (freeing every object of every imported module) takes tens of
-    milliseconds, a fifth of `agentenv run hello`. Once `main` has returned, everything the command started
-    is closed and recorded, so the exit handlers run, output is flushed and the process ends without that
-    teardown. The normal exit is kept when another non-daemon thread is still running (exit would wait for
-    it) or a tracer or profiler (coverage, pyinstrument) is attached and reports at exit.
+    Start-up allocates hundreds of thousands of long-lived objects, which makes the cyclic garbage collector
+    run for nothing (a tenth of `agentenv run hello`): it is off until the command has imported what it needs
+    (`collect_garbage_again`). Interpreter teardown costs a fifth of `run hello`; once `main` returned,
+    everything is closed and recorded, so exit handlers run, output is flushed and the process ends without
+    it — unless a non-daemon thread still runs or a tracer/profiler (coverage) reports at exit.
     """
     import gc
 

@@ -50,7 +50,6 @@ def show(name: Annotated[str, typer.Argument(help="Plugin or distribution name."
     if info is None:
         known = ", ".join(sorted(i.name for i in host.infos)) or "none"
         fail(f"no plugin or distribution named {name!r} (installed: {known})")
-        return
     if as_json:
         print_json(info.to_dict())
         return
@@ -81,17 +80,14 @@ def check(as_json: JsonFlag = False) -> None:
 
 def installer() -> tuple[str, list[str]]:
     """(tool, command prefix) of this environment's own installer: uv when uv made it, else pip."""
-    cfg = Path(sys.prefix) / "pyvenv.cfg"
-    made_by_uv = cfg.exists() and "uv =" in cfg.read_text()
-    uv = shutil.which("uv")
-    if made_by_uv and uv:
+    uv, cfg = shutil.which("uv"), Path(sys.prefix) / "pyvenv.cfg"
+    if uv and cfg.exists() and "uv =" in cfg.read_text():
         return "uv", [uv, "pip"]
     if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode == 0:
         return "pip", [sys.executable, "-m", "pip"]
     if uv:
         return "uv", [uv, "pip"]
     fail(f"neither pip nor uv can install into {sys.prefix}: run `{sys.executable} -m ensurepip` or install uv")
-    raise AssertionError("unreachable")
 
 
 def _run_installer(verb: str, args: list[str]) -> None:
@@ -134,7 +130,6 @@ def spec_name(spec: str) -> str:
         return parse(spec).name
     except InvalidRequirement as exc:
         fail(f"{spec!r} is not a requirement spec ({exc}); quote it, e.g. 'agentenv-slack>=0.1,<0.2'")
-        raise AssertionError("unreachable") from None
 
 
 def siblings(named: set[str], pin: bool) -> list[str]:
@@ -167,7 +162,6 @@ def remove(
     info = host.find(name)
     if info is None:
         fail(f"no plugin or distribution named {name!r}; see `agentenv plugin list`")
-        return
     needed_by = dependents(host, info.dist)
     if needed_by and not force:
         fail(f"{info.dist} is required by {', '.join(needed_by)}; remove those first or pass --force")

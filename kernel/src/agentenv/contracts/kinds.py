@@ -29,7 +29,6 @@ BUNDLES: Kind[BundleRef] = Kind("bundles")
 CLI_COMMANDS: Kind[CliCommand] = Kind("cli_commands")
 RUNNERS: Kind[type[Contribution]] = Kind("runners", _C + "base:Contribution")
 
-ALL: tuple[Kind[Any], ...] = (
-    ENVS, SANDBOX_PROVIDERS, STEPS, STORES, TRIGGER_KINDS, AGENT_KINDS, BUNDLES, CLI_COMMANDS, RUNNERS
-)  # fmt: skip
+ALL: tuple[Kind[Any], ...] = (ENVS, SANDBOX_PROVIDERS, STEPS, STORES, TRIGGER_KINDS, AGENT_KINDS, BUNDLES,
+                              CLI_COMMANDS, RUNNERS)  # fmt: skip
 BY_NAME: dict[str, Kind[Any]] = {kind.name: kind for kind in ALL}

@@ -1,15 +1,11 @@
 """Remember what plugin discovery found until something is installed or removed.
 
-Reading every distribution's metadata (entry points, versions, requirements) costs tens of milliseconds on
-each `agentenv` start, about a tenth of the budget of `agentenv run hello`. The result only changes when a
-distribution is installed, upgraded or removed, and installers create and delete `*.dist-info` folders to
-do that, so the cache is keyed by a fingerprint of the import path: every `sys.path` entry, and every
-metadata folder in those folders with its modification time. Any change there means a fresh scan; other files
-coming and going (the working folder is on the path under `python -m agentenv`) do not.
-
-The cache lives in `$AGENTENV_CACHE_DIR` (default `$XDG_CACHE_HOME/agentenv`, else `~/.cache/agentenv`),
-one small JSON file per Python environment; `AGENTENV_NO_CACHE=1` turns it off. A cache that cannot be
-read or written is ignored: discovery then just scans, as it would without one.
+Reading every distribution's metadata costs tens of milliseconds per start (a tenth of `agentenv run hello`),
+and it only changes when installers create or delete `*.dist-info` folders: so the cache is keyed by every
+`sys.path` entry and every metadata folder on them with its modification time (other files coming and going,
+like the working folder's under `python -m agentenv`, do not count). It lives in `$AGENTENV_CACHE_DIR` (default
+`$XDG_CACHE_HOME/agentenv`, else `~/.cache/agentenv`), one JSON file per environment; `AGENTENV_NO_CACHE=1`
+turns it off; a cache that cannot be read or written is ignored.
 """
 
 from __future__ import annotations

@@ -305,12 +305,10 @@ class PluginHost:
 
     def install_problems(self, without: str | None = None) -> list[Problem]:
         """What `agentenv_check_install` implementers find (see the hook); plugin modules only are loaded."""
-        self.load([])
-        return [p for found in self.pm.hook.agentenv_check_install(without=without) for p in found]
+        return [p for found in self.load([]).pm.hook.agentenv_check_install(without=without) for p in found]
 
     def command_hints(self) -> dict[str, str]:
-        self.load([])
-        return {name: dist for found in self.pm.hook.agentenv_command_hints() for name, dist in found.items()}
+        return {name: dist for found in self.load([]).pm.hook.agentenv_command_hints() for name, dist in found.items()}
 
     def find(self, name: str) -> PluginInfo | None:
         return next((i for i in self.infos if name in (i.name, i.dist)), None)
