@@ -30,13 +30,8 @@ def show(as_json: Annotated[bool, typer.Option("--json", help="Print JSON for sc
         print(f"warning: {warning}", file=sys.stderr)
     rows = [(key, display_value(key, raw, os.environ), source) for key, raw, source in config.flat()]
     if as_json:
-        print_json(
-            {
-                "file": str(config.file) if config.file else None,
-                "values": [{"key": k, "value": v, "source": s} for k, v, s in rows],
-                "warnings": config.warnings,
-            }
-        )
+        values = [{"key": k, "value": v, "source": s} for k, v, s in rows]
+        print_json({"file": str(config.file) if config.file else None, "values": values, "warnings": config.warnings})
         return
     print(f"config file: {config.file or '(none: local defaults)'}")
     print_table(("KEY", "VALUE", "SOURCE"), rows)

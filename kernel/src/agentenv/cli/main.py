@@ -9,6 +9,7 @@ for the one command that actually runs.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -63,13 +64,10 @@ def _as_click(obj: Any, name: str) -> Callable[..., Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in ("--version", "-V"):
-        from importlib.metadata import PackageNotFoundError, version
-
         print(f"agentenv {__version__}")
-        with contextlib.suppress(PackageNotFoundError):  # another project's `agentenv` package over ours
+        for found in _foreign_distributions():  # another project's `agentenv` package over ours
             fix = f"pip uninstall agentenv && pip install --force-reinstall agentenv-kernel=={__version__}"
-            warning = f"warning: agentenv {version('agentenv')} also installs a top-level `agentenv`; fix: {fix}"
-            print(warning, file=sys.stderr)
+            print(f"warning: {found} also installs a top-level `agentenv`; fix: {fix}", file=sys.stderr)
         return 0
     from agentenv.contracts.ref import load_target
 
@@ -107,6 +105,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return _exit_code(exc)
     return 0
+
+
+def _foreign_distributions() -> list[str]:
+    """Each installed `agentenv X.Y` (an unrelated project's), from folder listings: `--version` stays instant."""
+    names = (n for p in sys.path if os.path.isdir(p or ".") for n in os.listdir(p or "."))
+    return sorted({f"agentenv {n[9:-10]}" for n in names if n.startswith("agentenv-") and n.endswith(".dist-info")
+                   and n[9:10].isdigit()})  # fmt: skip
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -148,7 +153,6 @@ def entry_point() -> int:
     if others or sys.gettrace() is not None or sys.getprofile() is not None:
         return code
     import atexit
-    import contextlib
     import os
 
     atexit._run_exitfuncs()
