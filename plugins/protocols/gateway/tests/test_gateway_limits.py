@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,13 @@ class Gate(Env):
     def ping(self) -> str:
         """Answer at once."""
         return "pong"
+
+    @tool(read_only=True)
+    def where(self, pause_ms: int = 0) -> str:
+        """The name of the thread the call ran on, after pausing `pause_ms` (a slow call)."""
+        if pause_ms:
+            time.sleep(pause_ms / 1000)
+        return threading.current_thread().name
 
 
 @pytest.fixture
@@ -85,6 +93,27 @@ def test_health_answers_while_a_world_call_runs_on_the_world_thread(gate: type[G
         assert health.status_code == 200 and not gate.opened.is_set()
         gate.opened.set()
         slow.join(30)
+
+
+def test_cheap_tool_calls_run_inline_once_measured_and_slow_ones_stay_on_the_world_thread() -> None:
+    app = build_app(gate_world(), tokens=TOKENS)
+
+    def threads(url: str, pause_ms: int) -> list[str]:
+        replies = [
+            httpx.post(f"{url}/rest/tools/where", json={"pause_ms": pause_ms}, headers=SUPPORT, timeout=10)
+            for _ in range(8)
+        ]
+        return [reply.json()["result"] for reply in replies]
+
+    with serve_in_thread(app) as url:
+        cheap = threads(url, 0)
+        assert cheap[0].startswith("agentenv-world"), cheap  # a call's first run is timed on the world thread
+        # then inline, without the hand-off (the first run may be slower: the tool's argument model is built)
+        assert not any(name.startswith("agentenv-world") for name in cheap[4:]), cheap
+        slow = threads(url, 5)  # 5 ms: over INLINE_BELOW, so the next calls go back to the world thread
+        assert all(name.startswith("agentenv-world") for name in slow[1:]), slow
+        jsonrpc = rpc(url, call(1, "where"), SUPPORT).json()["result"]
+        assert jsonrpc["ok"] and jsonrpc["result"].startswith("agentenv-world")  # still counted slow (halving)
 
 
 def test_concurrent_requests_of_one_session_are_bounded(gate: type[Gate]) -> None:

@@ -195,7 +195,7 @@ class GatewayApp:
         return _rpc_reply(await handle_env_rpc(self.gateway, body, request.scope[ROLE_SCOPE_KEY], name))
 
     async def rest_list(self, request: Any) -> Any:
-        tools = await self.gateway.run(self.world.list_tools, request.scope[ROLE_SCOPE_KEY])
+        tools = await self.gateway.run(self.world.list_tools, request.scope[ROLE_SCOPE_KEY], inline_key="list")
         return _json_response(200, {"tools": tools})
 
     async def rest_call(self, request: Any) -> Any:
@@ -213,7 +213,8 @@ class GatewayApp:
         if not isinstance(arguments, dict):
             return _rest_error(400, "invalid_arguments", "the body must be a JSON object of the tool's arguments")
         name = request.path_params["name"]
-        outcome = await self.gateway.run(self.world.call, name, arguments, request.scope[ROLE_SCOPE_KEY])
+        role = request.scope[ROLE_SCOPE_KEY]
+        outcome = await self.gateway.run(self.world.call, name, arguments, role, inline_key=self.gateway.tool_key(name))
         if outcome.error is None:
             return _json_response(200, {"ok": True, "result": outcome.result})
         return _json_response(STATUS_BY_CODE.get(outcome.error.get("code", ""), 422), outcome.to_dict())

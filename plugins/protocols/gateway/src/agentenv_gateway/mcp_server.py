@@ -52,7 +52,7 @@ def build_mcp_server(gw: Gateway) -> Any:
             role = _role(ctx, params, gw)
         except RoleRefused:  # a listing cannot fail: it shows the request's own role's tools
             role = str(_scope(ctx).get(ROLE_SCOPE_KEY, DEFAULT_ROLE))
-        listed = await gw.run(gw.world.list_tools, role)
+        listed = await gw.run(gw.world.list_tools, role, inline_key="list")
         return types.ListToolsResult(
             tools=[
                 types.Tool(name=t["name"], description=t.get("description") or None, input_schema=t["inputSchema"])
@@ -67,7 +67,8 @@ def build_mcp_server(gw: Gateway) -> Any:
             error = {"code": "forbidden", "message": str(exc)}
             text = [types.TextContent(text=dumps(error).decode())]
             return types.CallToolResult(content=text, structured_content={"error": error}, is_error=True)
-        outcome = await gw.run(gw.world.call, params.name, params.arguments or {}, role)
+        arguments = params.arguments or {}
+        outcome = await gw.run(gw.world.call, params.name, arguments, role, inline_key=gw.tool_key(params.name))
         if outcome.error is not None:
             return types.CallToolResult(
                 content=[types.TextContent(text=dumps(outcome.error).decode())],

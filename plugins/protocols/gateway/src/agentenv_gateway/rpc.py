@@ -436,7 +436,19 @@ async def _run_one(gw: Gateway, message: Any, role: str) -> dict[str, Any] | Non
     prepared = await _prepare(gw, message, role)
     if isinstance(prepared, _Refused):
         return None if prepared.notification else prepared.reply
-    return await gw.run(_one, gw, prepared, role)
+    return await gw.run(_one, gw, prepared, role, inline_key=_inline_key(gw, prepared))
+
+
+def _inline_key(gw: Gateway, message: Any) -> str | None:
+    """Tool calls and listings may run inline (see `Gateway.run`); the data plane and the extensions never do."""
+    if not isinstance(message, dict):
+        return None
+    method, params = message.get("method"), message.get("params")
+    if method == "tools/list":
+        return "list"
+    if method == "tools/call" and isinstance(params, dict) and isinstance(params.get("name"), str):
+        return gw.tool_key(params["name"])
+    return None
 
 
 async def call_method(gw: Gateway, method_name: str, params: dict[str, Any] | None, role: str) -> Any:
