@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import textwrap
 from typing import Any
 
+import pytest
 from agentenv_runtime import Env, World, tool
 
 SCHEMA = """
@@ -195,3 +197,39 @@ def test_a_hold_for_other_bytes_is_not_rewound() -> None:
     assert world.query("notes", "SELECT COUNT(*) AS n FROM notes") == [{"n": 2}]
     world.restore_checkpoint(first, hold=True)
     assert world.query("notes", "SELECT COUNT(*) AS n FROM notes") == [{"n": 1}]
+
+
+def test_read_only_queries_refuse_writes_and_leave_state_alone() -> None:
+    world = world_with("a")
+    env = world.env("notes")
+    before = world.state_digest()
+    writes = ("DELETE FROM notes", "UPDATE notes SET body = 'x'", "PRAGMA writable_schema = 1", "ATTACH '' AS x")
+    for sql in writes:
+        with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+            env.read_only(sql)
+    assert world.state_digest() == before
+    assert env.query("SELECT body FROM notes") == [{"body": "a"}]
+    assert world.call("add", {"body": "b"}).ok  # the env's own writes are allowed again afterwards
+
+
+def test_read_only_queries_do_not_make_the_env_prepare_its_statements_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installing an authorizer per query expired every prepared statement of the connection; each one then
+    went through SQLite's parser again (a fifth of an RL episode). SQLite asks the authorizer whenever it
+    prepares, so its calls count the preparations."""
+    from agentenv_runtime.env import env as env_module
+
+    prepared: list[int] = []
+    checked = env_module._authorize
+    counting = lambda action, *rest: prepared.append(action) or checked(action, *rest)  # noqa: E731
+    monkeypatch.setattr(env_module, "_authorize", counting)
+    world = world_with("a")  # its connection is made with the counting authorizer
+    env = world.env("notes")
+    lookup = "SELECT body FROM notes WHERE id = ?"
+    env.db.execute(lookup, (1,)).fetchall()
+    assert prepared  # the first run prepares the statement
+    for _ in range(3):
+        prepared.clear()
+        assert env.read_only("SELECT count(*) FROM notes").fetchone()[0] == 1
+        prepared.clear()
+        env.db.execute(lookup, (1,)).fetchall()
+        assert prepared == []  # still the cached statement

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import sys
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -450,8 +451,23 @@ class Env(Environment):
         }
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        """Read-only look at the state (for verifiers and state triggers)."""
-        return [dict(row) for row in self.db.execute(sql, params)]
+        """Read-only look at the state (for verifiers and state triggers); see `read_only`."""
+        return [dict(row) for row in self.read_only(sql, params)]
+
+    def read_only(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        """Run `sql`, which may only read: a write, PRAGMA or ATTACH fails (`sqlite3.DatabaseError`, "not
+        authorized") and the state cannot change, so a grading query can never alter what it grades.
+
+        Every connection carries one authorizer from the start that refuses all but reading while this call
+        prepares its statement (installing one per query would expire every prepared statement of the
+        connection, and re-preparing them cost a fifth of an RL episode). SQLite asks the authorizer only when
+        it prepares, and the statement cache is keyed by the SQL text, so the text gets a prefix that no other
+        statement has: a cached read-only statement is never one that was prepared without the check."""
+        _reading.active = True
+        try:
+            return self.db.execute(READ_ONLY_PREFIX + sql, params)
+        finally:
+            _reading.active = False
 
     # ---- messages people can answer -----------------------------------------------------------------
     def describe_message(self, tool_name: str, arguments: dict[str, Any], result: Any) -> Message | None:
@@ -463,9 +479,31 @@ class Env(Environment):
         raise ToolError(f"{self.name} cannot carry replies", code="unsupported")
 
 
+READ_ONLY_PREFIX = "/* agentenv: read only */ "
+_READ_ONLY_ACTIONS = frozenset(
+    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+)
+"""What a read-only statement may do; anything else (writes, PRAGMA, ATTACH) is refused."""
+
+
+class _Reading(threading.local):
+    active = False
+    """True while `Env.read_only` prepares its statement in this thread."""
+
+
+_reading = _Reading()
+
+
+def _authorize(action: int, *_: Any) -> int:
+    if _reading.active and action not in _READ_ONLY_ACTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
 def _connect() -> sqlite3.Connection:
     db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     db.row_factory = sqlite3.Row
+    db.set_authorizer(_authorize)  # before any statement exists: see `Env.read_only`
     digest.register(db)
     return db
 

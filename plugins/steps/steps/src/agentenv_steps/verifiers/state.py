@@ -9,15 +9,6 @@ from agentenv.contracts import StepFailed
 from agentenv_runtime.world.triggers import lookup, matches
 from agentenv_runtime.world.world import World, WorldError
 
-_READ_ONLY_ACTIONS = frozenset(
-    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
-)
-"""What a grading query may do; anything else (writes, PRAGMA, ATTACH) is refused."""
-
-
-def _read_only(action: int, *_: Any) -> int:
-    return sqlite3.SQLITE_OK if action in _READ_ONLY_ACTIONS else sqlite3.SQLITE_DENY
-
 
 def pick_env(world: World, env: str | None, where: str) -> str:
     """The env a check reads: the one named, or the world's only env."""
@@ -34,17 +25,15 @@ def pick_env(world: World, env: str | None, where: str) -> str:
 def first_value(world: World, env: str | None, sql: str, where: str) -> Any:
     """The first column of the first row of `sql` on the env's database (None when no row).
 
-    The query runs under an SQLite authorizer that only allows reading, so a grading query can never
-    change the state it grades.
+    The query may only read (`Env.read_only`), so a grading query can never change the state it grades.
     """
     name = pick_env(world, env, where)
     try:
-        db = world.env(name).db
+        target = world.env(name)
     except WorldError as exc:
         raise StepFailed(f"{where}: field `env`: {exc}") from exc
-    db.set_authorizer(_read_only)
     try:
-        row = db.execute(sql).fetchone()
+        row = target.read_only(sql).fetchone()
     except sqlite3.Error as exc:
         hint = (
             "the query may only read (SELECT/WITH)"
@@ -52,8 +41,6 @@ def first_value(world: World, env: str | None, sql: str, where: str) -> Any:
             else "fix the SQL (see the env's schema)"
         )
         raise StepFailed(f"{where}: field `sql`: query on {name!r} failed: {exc}; {hint}") from exc
-    finally:
-        db.set_authorizer(None)
     return row[0] if row is not None else None
 
 
