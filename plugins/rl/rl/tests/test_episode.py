@@ -179,3 +179,36 @@ def test_astep_grades_a_truncation_and_shaping_on_the_callers_loop() -> None:
         assert first.reward + last.reward == pytest.approx(last.info["score"])
     finally:
         shaped.close()
+
+
+SOLVED_ACTIONS = [
+    {"tool": "issue_refund", "arguments": REFUND},
+    {"tool": "close_ticket", "arguments": {"ticket_id": "TCK-9001", "resolution": "Refunded 89.99."}},
+    {"tool": "send_email", "arguments": {"to": ["dana.kim@example.com"], "subject": "Hi", "body": "Refunded 89.99."}},
+    {"answer": "Refunded 89.99, closed TCK-9001, emailed Dana."},
+]
+
+
+def test_replayed_episodes_prepare_no_sql_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reset episode's calls and grading reuse the statements SQLite prepared the first time. Preparing again
+    (a LIKE pattern bound as a parameter, an authorizer installed per grading query) cost a third of an episode.
+    SQLite asks each connection's authorizer whenever it prepares a statement, so its calls count preparations."""
+    from agentenv_runtime.env import env as env_module
+
+    prepared: list[int] = []
+    checked = env_module._authorize
+    counting = lambda action, *rest: prepared.append(action) or checked(action, *rest)  # noqa: E731
+    monkeypatch.setattr(env_module, "_authorize", counting)
+    made = make("support-refund")  # its envs' connections are made with the counting authorizer
+    try:
+        for round_ in range(3):
+            prepared.clear()
+            made.reset()
+            for action in SOLVED_ACTIONS:
+                result = made.step(action)
+            assert result.reward == 1.0
+            if round_ == 0:
+                assert prepared  # the first episode prepares what it runs
+        assert prepared == []
+    finally:
+        made.close()

@@ -62,10 +62,14 @@ class DeskCore(Env):
         return now.strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def next_id(self, table: str, column: str, prefix: str) -> str:
-        """`PREFIX-n` one past the highest existing number, so ids stay sequential and deterministic."""
+        """`PREFIX-n` one past the highest existing number, so ids stay sequential and deterministic.
+
+        The pattern is written into the SQL (the prefixes are this module's constants): SQLite prepares a
+        statement again on every run when a LIKE pattern is a bound parameter."""
+        assert prefix.isalnum(), prefix
         row = self.db.execute(
-            f"SELECT MAX(CAST(SUBSTR({column}, {len(prefix) + 2}) AS INTEGER)) FROM {table} WHERE {column} LIKE ?",
-            (f"{prefix}-%",),
+            f"SELECT MAX(CAST(SUBSTR({column}, {len(prefix) + 2}) AS INTEGER)) FROM {table} "
+            f"WHERE {column} LIKE '{prefix}-%'"
         ).fetchone()
         return f"{prefix}-{row[0] + 1 if row[0] is not None else SEQUENCE_START[prefix]}"
 
