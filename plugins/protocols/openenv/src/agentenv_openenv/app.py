@@ -1,9 +1,11 @@
-"""The OpenEnv wire format over an agentenv task (Starlette).
+"""The OpenEnv wire format over an agentenv task.
 
-HTTP: `POST /reset`, `POST /step` (`{"action": {...}}`), `GET /state` act on one shared HTTP session (OpenEnv's
-own HTTP endpoints are meant for quick checks too); `GET /health`, `/schema`, `/metadata`. WebSocket `/ws`: one
-session per connection, messages `{"type": "reset"|"step"|"state"|"close", "data": {...}}`, answered with
-`{"type": "observation"|"state"|"error", "data": {...}}`, as OpenEnv's clients expect.
+HTTP (Starlette): `POST /reset`, `POST /step` (`{"action": {...}}`), `GET /state` act on one shared HTTP session
+(OpenEnv's own HTTP endpoints are meant for quick checks too); `GET /health`, `/schema`, `/metadata`. WebSocket
+`/ws`: one session per connection, messages `{"type": "reset"|"step"|"state"|"close", "data": {...}}`, answered
+with `{"type": "observation"|"state"|"error", "data": {...}}`, as OpenEnv's clients expect. Rollouts go through
+`/ws`, so it is answered on plain ASGI messages, outside Starlette's router, middleware and WebSocket wrapper:
+those layers cost more per step than the step's own tool call.
 """
 
 from __future__ import annotations
@@ -16,8 +18,7 @@ from agentenv_rl.api import Action, EpisodeError, Template
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.routing import Route
 
 from agentenv_openenv import __version__
 from agentenv_openenv.sessions import CapacityError, Session, SessionPool
@@ -57,7 +58,7 @@ def _error(message: str, code: str) -> dict[str, Any]:
     return {"type": "error", "data": {"message": message, "code": code}}
 
 
-def build_app(template: Template, max_sessions: int) -> Starlette:
+def build_app(template: Template, max_sessions: int) -> Any:
     """The app; the task's setup for its default seed runs before it answers healthy."""
     pool = SessionPool(template, max_sessions)
     pool.prepare()
@@ -128,17 +129,25 @@ def build_app(template: Template, max_sessions: int) -> Starlette:
             return None
         return _error(f"Unknown message type: {kind}", "UNKNOWN_TYPE")
 
-    async def ws(websocket: WebSocket) -> None:
-        await websocket.accept()
+    async def ws(receive: Any, send: Any) -> None:
+        """One WebSocket session on plain ASGI messages: accept, answer each text message in turn, close."""
+        if (await receive())["type"] != "websocket.connect":
+            return
+        await send({"type": "websocket.accept"})
         try:
             session = await pool.open()
         except CapacityError as exc:
-            await websocket.send_text(json.dumps(_error(str(exc), "CAPACITY_REACHED")))
-            await websocket.close()
+            await send({"type": "websocket.send", "text": json.dumps(_error(str(exc), "CAPACITY_REACHED"))})
+            await send({"type": "websocket.close", "code": 1000})
             return
         try:
             while True:
-                raw = await websocket.receive_text()
+                event = await receive()
+                if event["type"] != "websocket.receive":
+                    return  # websocket.disconnect: the client went away
+                raw = event.get("text")
+                if raw is None:
+                    raw = (event.get("bytes") or b"").decode("utf-8", "replace")
                 try:
                     message = json.loads(raw)
                     reply = await answer(session, message if isinstance(message, dict) else {})
@@ -147,13 +156,11 @@ def build_app(template: Template, max_sessions: int) -> Starlette:
                 except EpisodeError as exc:
                     reply = _error(str(exc), "VALIDATION_ERROR" if "bad action" in str(exc) else "EXECUTION_ERROR")
                 if reply is None:
-                    break
-                await websocket.send_text(json.dumps(reply))
-        except WebSocketDisconnect:
-            pass
+                    await send({"type": "websocket.close", "code": 1000})
+                    return
+                await send({"type": "websocket.send", "text": json.dumps(reply)})
         finally:
             pool.close(session)
-        await websocket.close()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> Any:
@@ -169,6 +176,13 @@ def build_app(template: Template, max_sessions: int) -> Starlette:
         Route("/health", health, methods=["GET"]),
         Route("/schema", schema, methods=["GET"]),
         Route("/metadata", metadata, methods=["GET"]),
-        WebSocketRoute("/ws", ws),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    http_app = Starlette(routes=routes, lifespan=lifespan)
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket" and scope["path"] == "/ws":
+            await ws(receive, send)
+        else:
+            await http_app(scope, receive, send)  # HTTP, lifespan, and other WebSocket paths (refused there)
+
+    return app
