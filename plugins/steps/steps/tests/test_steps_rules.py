@@ -104,6 +104,10 @@ def test_tool_call_trigger_reacts_to_the_agent(runs):
         ({"rate": 0}, "field `rate`"),
         ({"run_until": "2026-11-01T00:00:00Z"}, "field `run_until`"),
         ({"env": "nosuchstep"}, "field `env`"),
+        ({"advance_seconds": float("inf")}, "field `advance_seconds`: Input should be a finite number"),
+        ({"advance_seconds": 1e300}, "field `advance_seconds`: 1e+300 s is longer than years 1 to 9999"),
+        ({"start": "9999-12-31T23:00:00Z", "advance_seconds": 7200}, "past the end of year 9999"),
+        ({"start": "0001-01-01T00:30:00+01:00"}, "field `start`: 0001-01-01T00:30:00+01:00 falls outside years 1"),
     ],
 )
 def test_clock_preflight_names_step_and_field(runs, fields, where):
