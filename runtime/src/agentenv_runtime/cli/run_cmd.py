@@ -22,7 +22,7 @@ from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
 
-from agentenv_runtime.engine.bundle import Bundle, find_bundle, is_file
+from agentenv_runtime.engine.bundle import Bundle, bundle_of_task_file, is_file
 from agentenv_runtime.engine.engine import StepRecord
 from agentenv_runtime.engine.install_preflight import sandbox_problem
 from agentenv_runtime.engine.records import StoreError
@@ -90,8 +90,7 @@ def parser() -> argparse.ArgumentParser:
 def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile]]:
     path = Path(target)
     if is_file(path) and not is_export(target):
-        # a task file in a bundle's tasks/ folder runs in that bundle: its relative paths are the bundle's
-        bundle = find_bundle(str(path.parent.parent), get_host()) if path.parent.name == "tasks" else None
+        bundle = bundle_of_task_file(path, get_host())
         if bundle is not None and (problems := bundle.requirement_problems(get_host())):
             raise TaskError("\n".join(problems))
         return bundle, [read_task(path)]
