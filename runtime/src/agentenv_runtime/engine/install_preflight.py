@@ -72,6 +72,8 @@ def as_list(value: Any) -> list[Any]:
 
 @dataclass
 class InstallCheck:
+    """One task's check: step by step, each first-party lifecycle step's fields against the install."""
+
     task: TaskFile
     host: PluginHost
     bundle_dir: Path | None
@@ -131,12 +133,17 @@ class InstallCheck:
                 self.problem(step, "field `envs`", str(exc))
                 continue
             try:
-                envs.append(cls(cls.Settings.model_validate(settings.get(name) or {})))
+                validated = cls.Settings.model_validate(settings.get(name) or {})
             except ValidationError as exc:
                 takes = ", ".join(cls.Settings.model_fields) or "none"
                 for error in exc.errors(include_url=False):
                     where = ".".join(["settings", name, *map(str, error["loc"])])
                     self.problem(step, f"field `{where}`", f"{error['msg']}; fix: give settings {name} takes ({takes})")
+                continue
+            try:
+                envs.append(cls(validated))
+            except ValueError as exc:  # the env's own checks of settings its model accepted
+                self.problem(step, f"field `settings.{name}`", " ".join(str(exc).split()))
         if len(envs) != len(names):
             return
         try:
