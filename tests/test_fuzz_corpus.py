@@ -84,8 +84,13 @@ def cli(agentenv_config: Any, agentenv_cli: Agentenv) -> Agentenv:
 
 @pytest.mark.parametrize("task", corpus_tasks(), ids=lambda p: p.name)
 def test_corpus_task_file_is_refused_or_run_cleanly(task: Path, cli: Agentenv) -> None:
-    assert_clean(cli("run", str(task), "--dry-run"), 0, 2)
-    assert_clean(cli("run", str(task), "--json"), 0, 1, 2)
+    dry = cli("run", str(task), "--dry-run")
+    assert_clean(dry, 0, 2)
+    run = cli("run", str(task), "--json")
+    assert_clean(run, 0, 1, 2)
+    if dry.returncode == 2:  # what a dry run refuses, a run refuses with the same lines, before anything starts
+        assert run.returncode == 2 and run.stderr == dry.stderr, run
+        assert cli("runs", "list", "--json").json() == [], "the refused task started a run"
 
 
 def test_generated_task_files_are_refused_or_run_cleanly(tmp_path: Path, cli: Agentenv) -> None:

@@ -1,7 +1,8 @@
 """Real, minimal installs as a user makes them: `python -m venv`, then `pip install` of only the named wheels
 (no workspace, no editable installs), and what they promise works there:
 
-- the kernel and one sandbox provider (`agentenv-docker`), no runtime: `plugin check` passes, `--help` works;
+- the kernel and one sandbox provider (`agentenv-docker`, with the local providers it declares), no runtime:
+  `plugin check` passes, `--help` works;
 - `pip install agentenv-kernel agentenv-slack`: the env is listed, carded and answers tools in a world;
 - the kernel, the runtime and a bundle distribution (`agentenv-hello`): its declarations bring the rest;
 - the kernel and `agentenv-support-desk` alone: `agentenv run support-refund` scores 1.0;
@@ -47,7 +48,8 @@ def test_kernel_and_docker_without_the_runtime(tmp_path: Path, workspace_wheels:
     assert plugin_check(venv, tmp_path) == {"ok": True, "problems": []}
     listing = venv.run("agentenv", "plugin", "list", "--json", cwd=tmp_path)
     plugins = {p["name"]: p for p in json.loads(listing.stdout)}
-    assert set(plugins) == {"docker"} and plugins["docker"]["status"] == "ok"
+    # docker declares agentenv-sandbox-local: its api says whether the process that made a sandbox still runs
+    assert set(plugins) == {"docker", "sandbox-local"} and plugins["docker"]["status"] == "ok"
     assert plugins["docker"]["contributes"]["sandbox_providers"] == ["docker"]
     help_ = venv.run("agentenv", "--help", cwd=tmp_path)
     assert help_.returncode == 0 and "plugin" in help_.stdout and " run " not in help_.stdout

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
+from agentenv_runtime.engine.task import TaskError
 from agentenv_testing.tasks import run_task
 
 TASK = "resolve-refund.toml"
@@ -89,10 +90,9 @@ def test_a_step_field_chain_falls_back_and_inline_in_a_chain_means_in_process(tm
     text = (bundle / "tasks" / TASK).read_text()
     task = tmp_path / "task.toml"
     task.write_text(text.replace('type = "deploy_env"', 'type = "deploy_env"\nsandbox = "moonbase-free,inline"', 1))
-    record = run_task(task, tmp_path, seed=7, bundle_dir=bundle)
-    assert record["status"] == "failed"
-    desk = next(s for s in record["steps"] if s["id"] == "desk")
-    assert "no sandbox provider 'moonbase-free'" in desk["error"]
+    with pytest.raises(TaskError) as caught:  # a provider nothing installs is refused before the run starts
+        run_task(task, tmp_path, seed=7, bundle_dir=bundle)
+    assert "step 'desk' (deploy_env): field `sandbox`: no sandbox provider 'moonbase-free'" in str(caught.value)
     task.write_text(text.replace('type = "deploy_env"', 'type = "deploy_env"\nsandbox = "inline"', 1))
     record = run_task(task, tmp_path / "again", seed=7, bundle_dir=bundle, overrides={"sandbox": "process,inline"})
     desk = next(s for s in record["steps"] if s["id"] == "desk")

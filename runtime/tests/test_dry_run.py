@@ -57,7 +57,7 @@ def test_a_correct_task_is_ok(agentenv_cli: Cli, tmp_path: Path) -> None:
         (desk(envs=["slak"]), "field `envs`", "no env 'slak' (installed: "),
         (desk(artifacts=["initech"]), "field `artifacts[0]`", "'initech': no env of the world ships it"),
         (desk(artifacts=["slack=nowhere.json"]), "field `artifacts[0]`", "slack ships no artifact 'nowhere.json'"),
-        (desk(settings={"slack": {"user": "U_SAM"}}), "field `settings.slack`", "user"),
+        (desk(settings={"slack": {"user": "U_SAM"}}), "field `settings.slack.user`", "Extra inputs are not permitted"),
     ],
 )
 def test_world_mistakes(agentenv_cli: Cli, tmp_path: Path, step: dict[str, Any], where: str, message: str) -> None:

@@ -91,6 +91,41 @@ def test_preflight_accepts_a_good_task(tmp_path: Path) -> None:
     assert planned["a"].settings == Typed(count=2, label="a")
 
 
+class Noted(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    label: str
+    note: str = ""
+
+
+class NamesAStep(make_step("noted", _nothing, settings=Noted)):  # type: ignore[misc]
+    """A step type of no plugin: `label` names a step (its preflight says so), `note` is free text."""
+
+    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
+        assert isinstance(settings, Noted)
+        return [] if settings.label in step_ids else [("label", f"no step {settings.label!r}")]
+
+
+def test_a_field_naming_a_step_that_does_not_run_first_is_refused(tmp_path: Path) -> None:
+    """Any step type's reference fields are found through its own preflight; text that merely equals a step
+    id (`note`) is not a reference."""
+    path, message = _error(
+        tmp_path,
+        [
+            {"id": "early", "type": "noted", "label": "late", "note": "late"},
+            {"id": "apart", "type": "noted", "label": "early", "depends_on": []},
+            {"id": "fine", "type": "noted", "label": "early", "note": "late", "depends_on": ["apart", "early"]},
+            {"id": "late", "type": "noted", "label": "fine", "note": "{{ late.x }}"},
+        ],
+        NamesAStep,
+    )
+    assert message.splitlines() == [
+        f"{path}: step 'early' (noted): field `label`: step 'late' is declared after this one and does not run "
+        "before it; fix: declare step 'late' before step 'early'",
+        f"{path}: step 'apart' (noted): field `label`: step 'early' does not run before this one (this step's "
+        "`depends_on` leaves it out, so the two may run at once); fix: add 'early' to `depends_on`",
+    ]
+
+
 @pytest.mark.parametrize(
     ("steps", "expected"),
     [

@@ -8,7 +8,6 @@ files are written in its format for our support-desk world.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -132,14 +131,24 @@ def test_import_command_writes_toml_and_names_what_it_cannot_map(tmp_path: Path)
     assert missing.returncode == 2 and "nope.json: cannot read it" in missing.stderr
 
 
-def test_a_reference_bundle_runs_directly(tmp_path: Path) -> None:
-    """A bundle laid out the reference way (no bundle.toml), its task a JSON array, run with our solver."""
+def helpdesk_agents(bundle: Path) -> None:
+    """The support-refund agents in `bundle`, without the email they send: in the reference layout each env is a
+    world of its own and the agent acts in the helpdesk one, and a run refuses a policy calling a tool its world
+    lacks."""
     import agentenv_support_desk
 
-    bundles = Path(agentenv_support_desk.__file__).parent / "bundles"
+    agents = Path(agentenv_support_desk.__file__).parent / "bundles" / "support-refund" / "agents"
+    (bundle / "agents").mkdir(parents=True)
+    for policy in agents.glob("*.toml"):
+        lines = policy.read_text().splitlines(keepends=True)
+        (bundle / "agents" / policy.name).write_text("".join(line for line in lines if "send_email" not in line))
+
+
+def test_a_reference_bundle_runs_directly(tmp_path: Path) -> None:
+    """A bundle laid out the reference way (no bundle.toml), its task a JSON array, run with our solver."""
     bundle = tmp_path / "refund-ref"
     (bundle / "tasks").mkdir(parents=True)
-    shutil.copytree(bundles / "support-refund" / "agents", bundle / "agents")
+    helpdesk_agents(bundle)
     drop = {"deploy_env": "sandbox_type", "deploy_agent": "role"}  # in process; the reference's default role
     steps = [{k: v for k, v in s.items() if k != drop.get(s["type"])} for s in REFUND if s["id"] != "email"]
     (bundle / "tasks" / "refund.json").write_text(json.dumps(steps))
@@ -153,12 +162,9 @@ def test_a_reference_bundle_runs_directly(tmp_path: Path) -> None:
 
 def test_a_task_file_in_a_bundle_runs_in_that_bundle(tmp_path: Path) -> None:
     """Relative paths of a task file run directly (`agentenv run B/tasks/T.json`) are the bundle's."""
-    import agentenv_support_desk
-
-    bundles = Path(agentenv_support_desk.__file__).parent / "bundles"
     bundle = tmp_path / "refund-ref"
     (bundle / "tasks").mkdir(parents=True)
-    shutil.copytree(bundles / "support-refund" / "agents", bundle / "agents")
+    helpdesk_agents(bundle)
     steps = [{"id": "desk", "type": "deploy_env", "env_id": "helpdesk", "artifact_id": "acme"},
              {"id": "agent", "type": "deploy_agent", "env_ids": ["helpdesk"], "agent_name": "solver"},
              {"id": "ticket", "type": "prompt_agent", "agent_name": "solver", "prompt": "TCK-9001 is waiting."}]

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from agentenv_rl.episode import Episode, make
 from agentenv_rl.policy import agent_of_kind, play
 from agentenv_rl.split import EpisodeError
+from agentenv_runtime.engine.task import TaskError
 from agentenv_testing.installs import CliResult
 
 REFUND = {"order_id": "ORD-5001", "amount": 89.99, "reason": "boots arrived damaged"}
@@ -151,6 +154,23 @@ def test_a_task_without_an_agent_is_refused_with_the_reason(tmp_path: Any) -> No
     task = tmp_path / "no-agent.toml"
     task.write_text('name = "no-agent"\n[[steps]]\nid = "desk"\ntype = "deploy_env"\nenvs = ["helpdesk"]\n')
     with pytest.raises(EpisodeError, match="exactly one deploy_agent and one prompt_agent"):
+        make(str(task))
+
+
+def test_make_refuses_what_agentenv_run_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """make() prepares a task as a run does (pins, preflight, the install checks): a task file in a bundle's
+    `tasks/` is that bundle's, and a mistake is the run's own TaskError, raised before any setup starts."""
+    import agentenv_support_desk
+
+    monkeypatch.chdir(tmp_path)
+    bundle = tmp_path / "refund"
+    shutil.copytree(Path(agentenv_support_desk.__file__).parent / "bundles" / "support-refund", bundle)
+    task = bundle / "tasks" / "resolve-refund.toml"
+    fine = make(str(task))  # agents/solver.toml is found in the bundle, not in tasks/
+    assert fine.template.bundle_dir == bundle.resolve()
+    fine.close()
+    task.write_text(task.read_text().replace('role = "billing_lead"', 'role = "billing_led"'))
+    with pytest.raises(TaskError, match=r"step 'agent' \(deploy_agent\): field `role`: world .* no role 'billing_led'"):
         make(str(task))
 
 

@@ -1,4 +1,5 @@
-"""Leftovers of a crashed run: a process that made a sandbox is SIGKILLed; prune (API and CLI) cleans up."""
+"""Leftovers of a crashed run: a process that made a sandbox is SIGKILLed; prune (API and CLI) cleans up. While
+that process still runs, its sandbox is a live run's world and prune keeps it, saying why."""
 
 from __future__ import annotations
 
@@ -31,18 +32,35 @@ CRASHING_RUN = textwrap.dedent(
 )
 
 
-def crash_a_run(run: str) -> str:
-    """Start a process that creates a sandbox labelled `run`, SIGKILL it, return the sandbox id."""
+MINE = {"agentenv.test": f"docker-{os.getpid()}"}
+"""Every sandbox this test session's runs made: what `prune --all` means, kept to this session's objects, since
+the engine may be shared with other sessions (the `provider` fixture prunes the same way)."""
+
+
+def start_a_run(run: str) -> tuple[subprocess.Popen[str], str]:
+    """Start a process that creates a sandbox labelled `run` and keeps running; (the process, the sandbox id)."""
     argv = [sys.executable, "-c", CRASHING_RUN, run, f"docker-{os.getpid()}"]
     child = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None
         sandbox_id = child.stdout.readline().strip()
-    finally:
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=30)
-    assert child.returncode == -signal.SIGKILL
+    except BaseException:
+        kill(child)
+        raise
     assert sandbox_id.startswith("agentenv-"), sandbox_id
+    return child, sandbox_id
+
+
+def kill(child: subprocess.Popen[str]) -> None:
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+
+
+def crash_a_run(run: str) -> str:
+    """Start a process that creates a sandbox labelled `run`, SIGKILL it, return the sandbox id."""
+    child, sandbox_id = start_a_run(run)
+    kill(child)
     return sandbox_id
 
 
@@ -79,4 +97,33 @@ def test_cli_lists_and_prunes_a_run(provider: DockerProvider) -> None:
     pruned = runner.invoke(app, ["prune", "--run", run])
     assert pruned.exit_code == 0, pruned.output
     assert f"removed 1 containers: {sandbox_id}" in pruned.output
+    assert provider.list({"agentenv.run": run}) == []
+
+
+def test_a_live_runs_sandbox_survives_prune_until_its_owner_is_killed(provider: DockerProvider) -> None:
+    run = f"live-{secrets.token_hex(5)}"
+    child, sandbox_id = start_a_run(run)
+    try:
+        removed = provider.prune_objects(MINE)
+        assert sandbox_id not in removed["containers"] and sandbox_id not in removed["networks"], removed
+        why = provider.kept_objects(MINE)[sandbox_id]
+        assert why.startswith(f"its owner, process {child.pid}, still runs"), why
+        assert provider.prune({"agentenv.run": run}) == []
+        pruned = CliRunner().invoke(app, ["prune", "--label", f"agentenv.test=docker-{os.getpid()}"])
+        assert pruned.exit_code == 0, pruned.output
+        assert f"kept {sandbox_id} (its container and network): its owner, process {child.pid}" in pruned.output
+        runtime = subprocess.run(
+            [sys.executable, "-m", "agentenv", "sandbox", "prune", "--run", run],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert runtime.returncode == 0, runtime.stderr
+        assert f"kept docker sandbox {sandbox_id}: its run is still going" in runtime.stdout, runtime.stdout
+        [left] = provider.list({"agentenv.run": run})
+        assert left.status() == "running" and left.exec(["echo", "alive"]).stdout == "alive\n"
+        assert [n.name for n in provider.client.networks.list(names=[sandbox_id])] == [sandbox_id]
+    finally:
+        kill(child)
+    assert provider.kept_objects(MINE) == {}
+    removed = provider.prune_objects(MINE)
+    assert sandbox_id in removed["containers"] and sandbox_id in removed["networks"]
     assert provider.list({"agentenv.run": run}) == []

@@ -79,9 +79,9 @@ def test_policy_path_is_relative_to_the_bundle_and_agent_override(runs, step, tm
     assert step(overridden, "ask")["output"]["response"] == "blunt"
 
 
-def test_unknown_agent_override_fails_clearly(runs, step):
-    record = runs(task(deploy(), scripted("agent", "world", [])), overrides={"agent": "nobody"})
-    assert "--agent override 'nobody'" in step(record, "agent")["error"]
+def test_unknown_agent_override_is_refused_before_the_run(runs):
+    with pytest.raises(TaskError, match="step 'agent' \\(deploy_agent\\): --agent: 'nobody' is neither an agent kind"):
+        runs(task(deploy(), scripted("agent", "world", [])), overrides={"agent": "nobody"})
 
 
 @pytest.mark.parametrize(
@@ -90,14 +90,25 @@ def test_unknown_agent_override_fails_clearly(runs, step):
         ({"settings": {"policy_data": {"turn": []}, "colour": 1}}, "settings.colour: Extra inputs are not permitted"),
         ({"settings": {}}, "give exactly one of `policy`"),
         ({"settings": {"policy_data": {"turn": [{"actions": [{"call": "x", "say": "y"}]}]}}}, "turn[0].actions[0]"),
-        ({"role": "auditor", "settings": {"policy_data": {}}}, "field `role`: world 'slack' has no role 'auditor'"),
-        ({"kind": "telepathic", "settings": {}}, "field `kind`: no agent kind named 'telepathic'"),
     ],
 )
 def test_bad_agent_settings_fail_naming_the_field(runs, step, fields, message):
     record = runs(task(deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", **fields}))
     assert record["status"] == "failed"
     assert message in step(record, "agent")["error"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"role": "auditor", "settings": {"policy_data": {}}}, "field `role`: world 'slack' has no role 'auditor'"),
+        ({"kind": "telepathic", "settings": {}}, "field `kind`: no agent kind 'telepathic'"),
+    ],
+)
+def test_what_the_install_lacks_is_refused_before_the_run(runs, fields, message):
+    with pytest.raises(TaskError) as caught:
+        runs(task(deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", **fields}))
+    assert "step 'agent' (deploy_agent): " + message in str(caught.value)
 
 
 def test_model_override_chooses_llm_and_names_the_missing_endpoint(runs, step):

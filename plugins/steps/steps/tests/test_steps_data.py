@@ -108,19 +108,26 @@ def test_a_failed_load_changes_nothing(runs, step):
     assert all(rows == [] for rows in exported(runs, "saved", "email").values())  # the email load was undone too
 
 
+def test_a_stored_artifact_that_is_not_there_fails_the_step(runs, step):
+    spec = "store:artifacts/none/slack.json"  # only the run can look in the object store
+    record = runs(
+        task(deploy(artifacts=[]), {"id": "load", "type": "load_artifact", "env": "world", "artifacts": [spec]})
+    )
+    assert "no object 'artifacts/none/slack.json'" in step(record, "load")["error"]
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("store:artifacts/none/slack.json", "no object 'artifacts/none/slack.json'"),
         ("helpdesk=acme", "the world has no env 'helpdesk'"),
         ("slack=nowhere.json", "slack ships no artifact 'nowhere.json'"),
     ],
 )
-def test_load_artifact_errors(runs, step, spec, message):
-    record = runs(
-        task(deploy(artifacts=[]), {"id": "load", "type": "load_artifact", "env": "world", "artifacts": [spec]})
-    )
-    assert message in step(record, "load")["error"]
+def test_load_artifact_mistakes_are_refused_before_the_run(runs, spec, message):
+    with pytest.raises(TaskError) as caught:
+        runs(task(deploy(artifacts=[]), {"id": "load", "type": "load_artifact", "env": "world", "artifacts": [spec]}))
+    assert "step 'load' (load_artifact): field `artifacts[0]`: " in str(caught.value)
+    assert message in str(caught.value)
 
 
 def test_reset_returns_to_the_loaded_state(runs, step):

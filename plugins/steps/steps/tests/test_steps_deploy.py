@@ -110,18 +110,24 @@ def test_roles_limit_what_an_agent_sees(runs, step):
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"envs": "slack,nosuchapp"}, "field `envs`: no env named 'nosuchapp'"),
+        ({"envs": "slack,nosuchapp"}, "field `envs`: no env 'nosuchapp'"),
         ({"roles": {"r": {"tools": ["no_such_tool"]}}}, "field `roles.r.tools`: no tool 'no_such_tool'"),
-        ({"sandbox": "moonbase"}, "no sandbox provider 'moonbase'"),
-        ({"artifacts": ["nosuch"]}, "no env in the world ships an artifact 'nosuch'"),
-        ({"artifacts": ["slack=store:artifacts/missing/slack.json"]}, "no object 'artifacts/missing/slack.json'"),
-        ({"settings": {"slack": {"user_id": 5, "bogus": 1}}}, "field `settings.slack`"),
+        ({"sandbox": "moonbase"}, "field `sandbox`: no sandbox provider 'moonbase'"),
+        ({"artifacts": ["nosuch"]}, "field `artifacts[0]`: 'nosuch': no env of the world ships it"),
+        ({"settings": {"slack": {"user_id": 5, "bogus": 1}}}, "field `settings.slack.user_id`"),
     ],
 )
-def test_execute_errors_name_the_field(runs, step, fields, message):
-    record = runs(task(deploy(**fields)))
+def test_what_the_install_lacks_is_refused_before_the_run(runs, fields, message):
+    """The engine's install checks see these before anything starts (the step's own checks stay as a backstop)."""
+    with pytest.raises(TaskError) as caught:
+        runs(task(deploy(**fields)))
+    assert "step 'world' (deploy_env): " + message in str(caught.value)
+
+
+def test_a_stored_artifact_is_looked_for_at_run_time(runs, step):
+    record = runs(task(deploy(artifacts=["slack=store:artifacts/missing/slack.json"])))
     assert record["status"] == "failed"
-    assert message in step(record, "world")["error"]
+    assert "no object 'artifacts/missing/slack.json'" in step(record, "world")["error"]
 
 
 # ---- served worlds ---------------------------------------------------------------------------------------

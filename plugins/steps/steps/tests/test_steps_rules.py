@@ -104,6 +104,10 @@ def test_tool_call_trigger_reacts_to_the_agent(runs):
         ({"rate": 0}, "field `rate`"),
         ({"run_until": "2026-11-01T00:00:00Z"}, "field `run_until`"),
         ({"env": "nosuchstep"}, "field `env`"),
+        ({"advance_seconds": float("inf")}, "field `advance_seconds`: Input should be a finite number"),
+        ({"advance_seconds": 1e300}, "field `advance_seconds`: 1e+300 s is longer than years 1 to 9999"),
+        ({"start": "9999-12-31T23:00:00Z", "advance_seconds": 7200}, "past the end of year 9999"),
+        ({"start": "0001-01-01T00:30:00+01:00"}, "field `start`: 0001-01-01T00:30:00+01:00 falls outside years 1"),
     ],
 )
 def test_clock_preflight_names_step_and_field(runs, fields, where):
@@ -145,26 +149,31 @@ def test_duplicate_trigger_ids_fail_preflight(runs):
 
 
 def test_bad_trigger_at_execute_names_it_and_registers_none(runs, step):
-    unknown_tool = {**POST_AT_TEN, "id": "typo", "actions": [{"call_tool": {"tool": "post_mesage", "args": {}}}]}
+    """A trigger id an earlier step already registered: only the world can tell, so the step fails, and the
+    triggers it had registered before that one are removed again."""
+    extra = {**POST_AT_TEN, "id": "extra", "actions": [{"call_tool": {"tool": "post_message", "args": {}}}]}
     record = runs(
         task(
             deploy(),
             clock(),
-            triggers(POST_AT_TEN, unknown_tool) | {"fail_task_on_error": False},
+            triggers(POST_AT_TEN),
+            triggers(extra, POST_AT_TEN, step_id="again") | {"fail_task_on_error": False},
             clock(start=None, run_until="2026-12-01T12:00:00Z") | {"id": "run"},
         )
     )
-    error = step(record, "triggers")["error"]
-    assert "triggers[1]" in error and "trigger typo" in error and "post_mesage" in error
-    assert step(record, "run")["output"]["fired"] == 0  # the first trigger was rolled back too
-    assert calls(runs.trajectory(record), "post_message") == []
+    error = step(record, "again")["error"]
+    assert "triggers[1]" in error and "trigger standup" in error and "already registered" in error
+    assert step(record, "run")["output"]["fired"] == 1  # the standup of the first step; `extra` was rolled back
+    assert [c["args"]["text"] for c in calls(runs.trajectory(record), "post_message")] == ["Standup time"]
 
 
-def test_unknown_trigger_kind_fails_at_execute(runs, step):
-    odd = {"id": "odd", "kind": "lunar", "when": {}, "actions": [{"call_tool": {"tool": "list_channels"}}]}
-    record = runs(task(deploy(), triggers(odd)))
-    assert record["status"] == "failed"
-    assert "trigger odd: unknown kind 'lunar'" in step(record, "triggers")["error"]
+def test_unknown_trigger_kinds_and_tools_are_refused_before_the_run(runs):
+    odd = {"id": "odd", "kind": "lunar", "when": {}, "actions": [{"call_tool": {"tool": "list_chanels"}}]}
+    with pytest.raises(TaskError) as caught:
+        runs(task(deploy(), triggers(odd)))
+    lines = str(caught.value).splitlines()
+    assert "step 'triggers' (register_env_triggers): field `triggers[0].kind`: no trigger kind 'lunar'" in lines[0]
+    assert "field `triggers[0].actions[0].call_tool.tool`: no tool 'list_chanels'" in lines[1]
 
 
 # ---- modify_env_tool_access -------------------------------------------------------------------------
@@ -215,10 +224,11 @@ def test_enabling_for_a_new_role_starts_from_nothing(runs, step):
     assert step(record, "access")["output"]["tools"] == ["list_channels"]
 
 
-def test_unknown_tool_names_the_field(runs, step):
-    record = runs(task(deploy(), access(role="default", disable=["post_mesage"])))
-    assert record["status"] == "failed"
-    assert "field `disable`: no tool 'post_mesage'" in step(record, "access")["error"]
+def test_unknown_tool_is_refused_before_the_run(runs):
+    with pytest.raises(
+        TaskError, match="step 'access' \\(modify_env_tool_access\\): field `disable`: no tool 'post_mesage'"
+    ):
+        runs(task(deploy(), access(role="default", disable=["post_mesage"])))
 
 
 @pytest.mark.parametrize(

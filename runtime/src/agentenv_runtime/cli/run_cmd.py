@@ -22,8 +22,9 @@ from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 from agentenv.plugins.host import get_host
 
-from agentenv_runtime.engine.bundle import Bundle, find_bundle, is_file
+from agentenv_runtime.engine.bundle import Bundle, bundle_of_task_file, is_file
 from agentenv_runtime.engine.engine import StepRecord
+from agentenv_runtime.engine.install_preflight import sandbox_problem
 from agentenv_runtime.engine.records import StoreError
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
 from agentenv_runtime.engine.runners import RolloutRunner, RunnerSettings
@@ -89,8 +90,7 @@ def parser() -> argparse.ArgumentParser:
 def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile]]:
     path = Path(target)
     if is_file(path) and not is_export(target):
-        # a task file in a bundle's tasks/ folder runs in that bundle: its relative paths are the bundle's
-        bundle = find_bundle(str(path.parent.parent), get_host()) if path.parent.name == "tasks" else None
+        bundle = bundle_of_task_file(path, get_host())
         if bundle is not None and (problems := bundle.requirement_problems(get_host())):
             raise TaskError("\n".join(problems))
         return bundle, [read_task(path)]
@@ -118,11 +118,9 @@ def check_overrides(
     host: Any, bundle: Bundle | None, tasks: list[TaskFile], *, agent: str | None, sandbox: str | None
 ) -> None:
     """Refuse `--sandbox` / `--agent` values that name nothing installed, before anything runs."""
-    providers = host.registry(kinds.SANDBOX_PROVIDERS)
-    for name in [part.strip() for part in (sandbox or "").split(",") if part.strip()]:
-        if name not in providers:
-            known = ", ".join(sorted(providers)) or "none installed"
-            raise TaskError(f"--sandbox {sandbox}: no sandbox provider {name!r} (installed: {known})")
+    why = sandbox_problem(host, sandbox or "")
+    if why:
+        raise TaskError(f"--sandbox {sandbox}: {why}; fix: name installed providers, or leave --sandbox out")
     if not agent or agent in host.registry(kinds.AGENT_KINDS):
         return
     folders = [bundle.path] if bundle else [task.path.parent for task in tasks]
@@ -349,19 +347,13 @@ def run(
         else:
             bundle, tasks = _select(target or "", task or [])
         check_overrides(host, bundle, tasks, agent=agent, sandbox=sandbox)
-        for selected in tasks:
-            task_runner.prepare(selected, model)
+        for selected in tasks:  # the same checks a run makes: --dry-run and a run refuse the same tasks
+            task_runner.prepare(selected, model, bundle_dir=bundle.path if bundle else None, agent=agent)
     except (TaskError, ConfigError, LookupError) as exc:
         fail(str(exc), 2)
     except StoreError as exc:
         fail(str(exc), 1)
     if dry_run:
-        from agentenv_runtime.engine.dry_run import dry_run_problems
-
-        wanted = {"agent": agent} if agent else {}
-        problems = [p for t in tasks for p in dry_run_problems(t, host, bundle.path if bundle else None, wanted)]
-        if problems:
-            fail("\n".join(problems), 2)
         for selected in tasks:
             print(f"{selected.name}: {len(selected.steps)} steps ok ({', '.join(s.type for s in selected.steps)})")
         return 0

@@ -88,6 +88,11 @@ def find_bundle(target: str, host: PluginHost) -> Bundle:
     )
 
 
+def bundle_of_task_file(path: Path, host: PluginHost) -> Bundle | None:
+    """The bundle whose `tasks/` folder holds task file `path` (its relative paths are that bundle's), or None."""
+    return find_bundle(str(path.parent.parent), host) if path.parent.name == "tasks" else None
+
+
 def is_file(path: Path) -> bool:
     """`path.is_file()`, False for a name the OS refuses (too long, say) instead of raising."""
     return _answers(path.is_file)

@@ -19,6 +19,7 @@ from agentenv.plugins.host import PluginHost
 from pydantic import BaseModel, ValidationError
 
 from agentenv_runtime.engine.context import CURRENT_STEP, RunContext
+from agentenv_runtime.engine.order import order_problems
 from agentenv_runtime.engine.task import StepDecl, TaskError, TaskFile, ancestors
 from agentenv_runtime.world.world import World
 
@@ -43,7 +44,8 @@ class StepRecord:
 
 
 def preflight(task: TaskFile, host: PluginHost, model: str | None = None) -> dict[str, Planned]:
-    """Every step's type exists and its fields validate; all problems at once, each naming file, step, field.
+    """Every step's type exists, its fields validate and the steps they name run before it; all problems at
+    once, each naming file, step and field.
 
     `model` names the configured model (config `[model]` or `--model`); a step that needs one says so through
     `Step.needs_model`, and without a model the task is refused here rather than passing or failing later.
@@ -85,6 +87,7 @@ def preflight(task: TaskFile, host: PluginHost, model: str | None = None) -> dic
                 "configured; fix: set [model] base_url and model in .agentenv/config.toml, or pass --model"
             )
         planned[decl.id] = Planned(decl, step, settings)
+    problems += order_problems(task, {step_id: (plan.step, plan.settings) for step_id, plan in planned.items()})
     if problems:
         raise TaskError("\n".join(problems))
     return planned

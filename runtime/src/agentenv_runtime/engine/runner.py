@@ -21,6 +21,7 @@ from agentenv.plugins.host import PluginHost
 
 from agentenv_runtime.engine.context import CURRENT_STEP, RunContext
 from agentenv_runtime.engine.engine import Engine, Planned, StepRecord, preflight, score_of
+from agentenv_runtime.engine.install_preflight import install_problems
 from agentenv_runtime.engine.ranges import unmet_ranges
 from agentenv_runtime.engine.records import Records, owner
 from agentenv_runtime.engine.task import TaskError, TaskFile
@@ -66,16 +67,25 @@ class TaskRunner:
         self.records = Records(config, host)
         installed = {i.dist: i.version for i in host.infos if i.status == "ok"}
         self.plugin_versions = {"agentenv-kernel": KERNEL_VERSION, **installed}
-        self._planned: dict[Path, tuple[TaskFile, dict[str, Planned]]] = {}
+        self._planned: dict[tuple[Path, Path | None, str | None], tuple[TaskFile, dict[str, Planned]]] = {}
 
-    def prepare(self, task: TaskFile, model: str | None = None) -> dict[str, Planned]:
-        """Pins and preflight, once per task file (rollouts of one task share the plan)."""
-        cached = self._planned.get(task.path)
+    def prepare(
+        self, task: TaskFile, model: str | None = None, *, bundle_dir: Path | None = None, agent: str | None = None
+    ) -> dict[str, Planned]:
+        """Pins, preflight and the install checks, once per task file, bundle folder and `--agent` (rollouts of
+        one task share the plan). A TaskError names every problem; nothing has started."""
+        key = (task.path, bundle_dir, agent)
+        cached = self._planned.get(key)
         if cached is None or cached[0] is not task:
             check_pins(task, self.host)
             configured = model or (self.config.raw("model.base_url") and self.config.raw("model.model"))
-            cached = (task, preflight(task, self.host, configured or None))
-            self._planned[task.path] = cached
+            planned = preflight(task, self.host, configured or None)
+            kind_model = model or self.config.raw("model.model")  # what makes deploy_agent pick `llm`
+            problems = install_problems(task, self.host, bundle_dir, agent=agent, model=kind_model or None)
+            if problems:
+                raise TaskError("\n".join(problems))
+            cached = (task, planned)
+            self._planned[key] = cached
         return cached[1]
 
     async def run(
@@ -90,7 +100,8 @@ class TaskRunner:
         resume: dict[str, Any] | None = None,
         keep: bool = False,
     ) -> dict[str, Any]:
-        planned = self.prepare(task, (overrides or {}).get("model"))
+        wanted = overrides or {}
+        planned = self.prepare(task, wanted.get("model"), bundle_dir=bundle_dir, agent=wanted.get("agent"))
         ctx = RunContext(
             new_run_id(),
             seed,

@@ -17,6 +17,8 @@ ClockMode = Literal["scaled", "frozen", "event"]
 MAX_RATE = 1_000_000.0
 END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 """The last representable instant: a clock that reaches it stops there instead of failing every call."""
+CALENDAR_SECONDS = (datetime.max - datetime.min).total_seconds()
+"""Years 1 to 9999 in seconds: a task that advances a clock further ends at END_OF_TIME from any start."""
 
 
 def shifted(when: datetime, seconds: float) -> datetime:
@@ -36,7 +38,14 @@ def parse_time(value: str | datetime, *, field: str = "start") -> datetime:
             value = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError as exc:
             raise ValueError(f"{field}: {value!r} is not an ISO 8601 time (e.g. 2026-03-02T09:00:00Z)") from exc
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before the first representable UTC instant
+        raise ValueError(
+            f"{field}: {value.isoformat()} falls outside years 1 to 9999 once converted to UTC; give a time inside them"
+        ) from None
 
 
 class VirtualClock:

@@ -135,20 +135,25 @@ class World:
         self.envs[env.name] = env
         self.tools = self._namespace()
 
-    def check_roles(self) -> None:
-        """Refuse a role naming a tool the world lacks: a typo in `deny` would otherwise grant the tool."""
-        import difflib
-
+    def role_problems(self) -> list[tuple[str, str]]:
+        """(field, message) for each role list naming a tool the world lacks (`roles.NAME.tools` or
+        `roles.NAME.deny`): a typo in `deny` would otherwise grant the tool."""
         known = [*self.tools, GET_TIME]
+        problems = []
         for role, spec in self.rbac.state().items():
             for field in ("tools", "deny"):
                 unknown = [t for t in spec[field] if t != "*" and t not in known]
                 if unknown:
                     close = difflib.get_close_matches(unknown[0], known, n=1)
                     hint = f"; did you mean {close[0]!r}?" if close else f" (tools: {', '.join(sorted(known))})"
-                    raise WorldError(
-                        f"roles.{role}.{field}: no tool {', '.join(map(repr, unknown))} in world {self.name!r}{hint}"
-                    )
+                    names = ", ".join(map(repr, unknown))
+                    problems.append((f"roles.{role}.{field}", f"no tool {names} in world {self.name!r}{hint}"))
+        return problems
+
+    def check_roles(self) -> None:
+        """Refuse a role naming a tool the world lacks (the first of `role_problems`)."""
+        for field, message in self.role_problems()[:1]:
+            raise WorldError(f"{field}: {message}")
 
     def env(self, name: str) -> Env:
         if name not in self.envs:

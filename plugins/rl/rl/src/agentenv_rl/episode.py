@@ -114,7 +114,7 @@ class Template:
         else:
             self.task, self.bundle_dir, self.bundle = find_task(target, self.host)
         self.runner = TaskRunner(self.host, self.config)
-        self.planned: dict[str, Planned] = self.runner.prepare(self.task)
+        self.planned: dict[str, Planned] = self.runner.prepare(self.task, bundle_dir=self.bundle_dir)
         self.split: TaskSplit = split_task(self.task, self.planned)
         self.max_steps, self.shaping, self.record = max_steps, shaping, record
         self.loop = asyncio.new_event_loop()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentenv.plugins.host import PluginHost
-from agentenv_runtime.engine.bundle import find_bundle
+from agentenv_runtime.engine.bundle import bundle_of_task_file, find_bundle
 from agentenv_runtime.engine.engine import Planned
 from agentenv_runtime.engine.task import StepDecl, TaskError, TaskFile, ancestors, read_task
 
@@ -44,9 +44,13 @@ class TaskSplit:
 def find_task(target: str, host: PluginHost) -> tuple[TaskFile, Path | None, str | None]:
     """`BUNDLE[:TASK]`, a bundle folder, or a task file → (task, bundle folder, bundle name).
 
-    Without `:TASK`, a bundle's first default task (or its first task file)."""
+    Without `:TASK`, a bundle's first default task (or its first task file). A task file in a bundle's `tasks/`
+    folder is that bundle's, as for `agentenv run`: its relative paths (policies, scripts) are the bundle's."""
     if Path(target).is_file():
-        return read_task(Path(target)), None, None
+        owner = bundle_of_task_file(Path(target), host)
+        if owner is not None and (problems := owner.requirement_problems(host)):
+            raise TaskError("\n".join(problems))
+        return read_task(Path(target)), owner.path if owner else None, owner.name if owner else None
     name, _, wanted = target.partition(":")
     bundle = find_bundle(name, host)
     problems = bundle.requirement_problems(host)

@@ -65,13 +65,18 @@ def prune(
     expired: bool = typer.Option(False, help="Only sandboxes whose ttl_seconds deadline has passed."),
     all_: bool = typer.Option(False, "--all", help="Everything agentenv made (needed when no filter is given)."),
 ) -> None:
-    """Remove containers, networks and volumes labelled `agentenv.managed=true` (and matching the filters)."""
+    """Remove containers, networks and volumes labelled `agentenv.managed=true` (and matching the filters);
+    what a process that still runs made (a live run's world) is kept, and said so."""
     from agentenv_docker.provider import DockerProvider
 
     labels = _labels(run, label)
     if not labels and not expired and not all_:
         typer.echo("error: name what to prune: --run RUN, --label KEY=VALUE, --expired, or --all", err=True)
         raise typer.Exit(2)
-    removed = DockerProvider().prune_objects(labels, expired=expired)
+    provider = DockerProvider()
+    kept = provider.kept_objects(labels, expired=expired)
+    removed = provider.prune_objects(labels, expired=expired)
     for kind, names in removed.items():
         typer.echo(f"removed {len(names)} {kind}" + (f": {', '.join(names)}" if names else ""))
+    for name, why in kept.items():
+        typer.echo(f"kept {name} (its container and network): {why}")

@@ -1,9 +1,12 @@
 """The `docker` sandbox provider: one container on its own network per sandbox, everything labelled.
 
 Every container, network and volume made here carries `agentenv.managed=true`, the sandbox's name
-(`agentenv.sandbox`) and the spec's labels (among them the run's `agentenv.run`). Labels are the only
-record: a run that crashed leaves containers whose labels say which run made them, so `prune_objects({"agentenv.run":
-RUN})` — or `agentenv docker prune --run RUN` — finds and removes them from any process, later.
+(`agentenv.sandbox`), the spec's labels (among them the run's `agentenv.run`) and the process that made it
+(`agentenv.owner.*`, see `owner.py`). Labels are the only record: a run that crashed leaves containers whose
+labels say which run made them, so `prune_objects({"agentenv.run": RUN})` — or `agentenv docker prune --run RUN`,
+or `agentenv sandbox prune` — finds and removes them from any process, later. What a process that still runs
+made is a live run's world, not a leftover: prune keeps it (unless that process is the one pruning) and
+`kept_objects` says why.
 
 What the provider honours and what it refuses (`SpecRefused`, naming the field):
 - `mode="vm"`: refused (containers only).
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentenv.contracts.sandbox import Sandbox, SandboxProvider, SandboxSpec, SpecRefused
 
+from agentenv_docker.owner import live_owner, owner_labels
 from agentenv_docker.sandbox import DockerSandbox
 from agentenv_docker.settings import DEADLINE, MANAGED, SANDBOX, DockerSettings, build_command, is_local_base
 
@@ -106,7 +110,7 @@ class DockerProvider(SandboxProvider):
         storage_opt = self._check(spec)
         image = self._image(spec.image)
         name = f"agentenv-{secrets.token_hex(6)}"
-        labels = {**spec.labels, MANAGED: "true", SANDBOX: name}
+        labels = {**spec.labels, MANAGED: "true", SANDBOX: name, **owner_labels()}
         if spec.ttl_seconds is not None:
             labels[DEADLINE] = str(int(time.time()) + spec.ttl_seconds)
         internal = spec.network.mode == "allowlist"
@@ -232,39 +236,45 @@ class DockerProvider(SandboxProvider):
         return found
 
     def prune(self, labels: dict[str, str]) -> builtins.list[str]:
-        """The contract's prune: remove everything carrying `labels`; returns the sandboxes (containers) removed."""
+        """The contract's prune: remove everything carrying `labels` but a live run's; returns the sandboxes
+        (containers) removed."""
         return self.prune_objects(labels)["containers"]
+
+    def kept_objects(self, labels: dict[str, str] | None = None, *, expired: bool = False) -> dict[str, str]:
+        """The sandboxes carrying `labels` that prune leaves alone, name → why (their owner process still runs)."""
+        return {s.id: why for s in self.sandboxes(labels, expired=expired) if (why := live_owner(s.labels))}
 
     def prune_objects(
         self, labels: dict[str, str] | None = None, *, expired: bool = False
     ) -> dict[str, builtins.list[str]]:
         """Remove every container, network and volume of this plugin carrying all `labels`.
 
-        With `expired=True` only objects whose `agentenv.deadline` has passed are removed. Returns the
-        names removed, by kind. Objects without `agentenv.managed=true` are never touched.
+        With `expired=True` only objects whose `agentenv.deadline` has passed are removed. Objects whose
+        owner process still runs are kept (`kept_objects` names them). Returns the names removed, by kind.
+        Objects without `agentenv.managed=true` are never touched.
         """
         from docker.errors import NotFound
+
+        def leftover(object_labels: dict[str, str]) -> bool:
+            return (not expired or is_expired(object_labels)) and live_owner(object_labels) is None
 
         filters = {"label": label_filter(labels or {})}
         removed: dict[str, builtins.list[str]] = {"containers": [], "networks": [], "volumes": []}
         for container in self.client.containers.list(all=True, filters=filters):
-            if expired and not is_expired(dict(container.labels or {})):
-                continue
-            with contextlib.suppress(NotFound):
-                container.remove(force=True, v=True)
-                removed["containers"].append(container.name)
+            if leftover(dict(container.labels or {})):
+                with contextlib.suppress(NotFound):
+                    container.remove(force=True, v=True)
+                    removed["containers"].append(container.name)
         for network in self.client.networks.list(filters=filters):
-            if expired and not is_expired(dict(network.attrs.get("Labels") or {})):
-                continue
-            with contextlib.suppress(NotFound):
-                network.remove()
-                removed["networks"].append(network.name)
+            if leftover(dict(network.attrs.get("Labels") or {})):
+                with contextlib.suppress(NotFound):
+                    network.remove()
+                    removed["networks"].append(network.name)
         for volume in self.client.volumes.list(filters=filters):
-            if expired and not is_expired(dict(volume.attrs.get("Labels") or {})):
-                continue
-            with contextlib.suppress(NotFound):
-                volume.remove(force=True)
-                removed["volumes"].append(volume.name)
+            if leftover(dict(volume.attrs.get("Labels") or {})):
+                with contextlib.suppress(NotFound):
+                    volume.remove(force=True)
+                    removed["volumes"].append(volume.name)
         return removed
 
     def remove_sandbox(self, name: str) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agentenv.contracts import StepContext, StepFailed
-from agentenv_runtime.world.clock import MAX_RATE, parse_time
+from agentenv_runtime.world.clock import CALENDAR_SECONDS, MAX_RATE, parse_time
 from agentenv_runtime.world.rbac import SYSTEM_ROLE
 from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS, TriggerDef
 from agentenv_runtime.world.world import GET_TIME, World, WorldError
@@ -60,7 +61,7 @@ class SyncEnvClock(CoreStep[SyncEnvClockSettings]):
                 problems.append(("timezone", f"{settings.timezone!r} is not an IANA time zone (e.g. Europe/Berlin)"))
         if "start" in times and "run_until" in times and times["run_until"] < times["start"]:
             problems.append(("run_until", f"{settings.run_until} is before start {settings.start}; time only moves on"))
-        return problems
+        return problems + advance_problems(settings.advance_seconds, times.get("start"))
 
     async def execute(self, settings: SyncEnvClockSettings, ctx: StepContext) -> dict[str, Any]:
         world: World = deployed_world(ctx, settings.env)
@@ -81,6 +82,23 @@ class SyncEnvClock(CoreStep[SyncEnvClockSettings]):
             "timezone": world.clock.timezone,
             "fired": fired,
         }
+
+
+def advance_problems(seconds: float | None, start: datetime | None) -> list[tuple[str, str]]:
+    """An advance no task means: longer than the whole calendar, or past its end from the step's own start.
+    The world would quietly stop at the calendar's last instant (it clamps rather than fail every call)."""
+    if not seconds:
+        return []
+    if seconds > CALENDAR_SECONDS:
+        span = f"{CALENDAR_SECONDS:.4g} s"
+        return [("advance_seconds", f"{seconds:g} s is longer than years 1 to 9999 ({span}); advance by less")]
+    if start is not None:
+        try:
+            start + timedelta(seconds=seconds)
+        except OverflowError:
+            past = f"{start.isoformat()} + {seconds:g} s is past the end of year 9999"
+            return [("advance_seconds", f"{past}; advance by less or start earlier")]
+    return []
 
 
 # ---- register_env_triggers --------------------------------------------------------------------------
