@@ -74,6 +74,9 @@ class Env(Environment):
         """The state was replaced by bytes of unknown accumulators: count them again before the next digest."""
         self._held: bytes | None = None
         """The state bytes the open hold savepoint stands for (None: no hold)."""
+        self._untracked: tuple[digest.Accumulators | None, int] | None = None
+        """Set while the digest is on but this connection has no digest triggers yet (see `_track`): the
+        accumulators of the state bytes the database was made from (None: unknown) and `total_changes` then."""
         self._db = _connect()
         self.db.executescript(self.schema)
         self.db.execute("PRAGMA user_version = 1")  # an env with no tables still has a page to snapshot
@@ -123,6 +126,7 @@ class Env(Environment):
 
     def atomic(self, label: str, func: Callable[..., Any], /, **kwargs: Any) -> tuple[Any, dict[str, Any] | None]:
         """Run `func` in a savepoint: (result, None), or (None, error) with every change rolled back."""
+        self._track()
         self.db.execute("SAVEPOINT tool_call")
         try:
             result = jsonable(func(**kwargs))
@@ -160,10 +164,8 @@ class Env(Environment):
         self._held = None
         self._db = _connect()
         self._db.deserialize(data)
-        if self._digest_memo is not None:
-            known = self._known_accumulators(data)
-            digest.attach(self._db, known or digest.zeros(self.table_names()))
-            self._digest_stale = known is None  # counted only when a digest is asked for
+        if self._digest_memo is not None:  # triggers come with the first write (`_track`)
+            self._untracked = (self._known_accumulators(data), self._db.total_changes)
         self._snapshot_cache = (self._db.total_changes, data)
 
     def _state_bytes(self) -> bytes | None:
@@ -186,8 +188,9 @@ class Env(Environment):
             return cached[1]  # type: ignore[no-any-return]
         data = self.db.serialize()
         self._snapshot_cache = (changes, data)
-        if self._digest_memo is not None and not self._digest_stale:
-            self._remember(data, digest.current(self._db))
+        accumulators = self._current_accumulators()
+        if accumulators is not None:
+            self._remember(data, accumulators)
         return data
 
     def restore(self, data: bytes) -> None:
@@ -202,9 +205,12 @@ class Env(Environment):
         self._db.deserialize(data)
         if self._digest_memo is not None:
             known = self._known_accumulators(data)
-            if known is not None:
-                digest.load(self._db, known)
-            self._digest_stale = known is None  # counted again only when a digest is asked for
+            if self._untracked is not None:
+                self._untracked = (known, self._db.total_changes)
+            else:
+                if known is not None:
+                    digest.load(self._db, known)
+                self._digest_stale = known is None  # counted again only when a digest is asked for
         self._snapshot_cache = (self._db.total_changes, data)
 
     def hold(self) -> None:
@@ -217,6 +223,7 @@ class Env(Environment):
         state = self._state_bytes()
         self._release_hold()
         if state is not None:
+            self._track()  # the triggers cannot be made later, inside the savepoint (see `_track`)
             self._db.execute(f"SAVEPOINT {HOLD}")
             self._held = state
 
@@ -234,6 +241,37 @@ class Env(Environment):
             self._db.execute(f"RELEASE {HOLD}")
 
     # ---- state digest ------------------------------------------------------------------------------
+    def _track(self) -> None:
+        """Give this connection its digest triggers before the env writes (a write tool, a reply, a load, a
+        hold), if it has none yet.
+
+        A database made for a fork starts without them: making 3 triggers per table costs about 1.5 ms, far
+        more than the fork, and a fork that only reads (an episode that looks things up, a served session)
+        never needs them: its digest is the accumulators of the bytes it was made from. They cannot be made
+        inside an open transaction (the script would commit it, and a schema change inside the hold savepoint
+        makes every later rollback expire all prepared statements), so `hold` makes them first. A write that
+        bypasses the env shows as a different `total_changes`; the next digest then counts the rows again."""
+        untracked = self._untracked
+        if untracked is None or self._db.in_transaction:
+            return
+        self._untracked = None
+        known, changes = untracked
+        fresh = known is not None and self._db.total_changes == changes
+        state = self._state_bytes()
+        digest.attach(self._db, known if known is not None and fresh else digest.zeros(self.table_names()))
+        self._digest_stale = not fresh
+        if state is not None:  # the triggers' bookkeeping did not change the state
+            self._snapshot_cache = (self._db.total_changes, state)
+
+    def _current_accumulators(self) -> digest.Accumulators | None:
+        """The accumulators of the state as it is, when known without counting rows."""
+        if self._digest_memo is None:
+            return None
+        if self._untracked is not None:
+            known, changes = self._untracked
+            return known if self._db.total_changes == changes else None
+        return None if self._digest_stale else digest.current(self._db)
+
     def state_digest(self) -> str:
         """An order-independent digest of every data table, the same in any process (see `env.digest`).
 
@@ -245,6 +283,13 @@ class Env(Environment):
             if known is not None:
                 return digest.of(known)  # a fork that was never used: no need to make its database
         db, state = self.db, self._state_bytes()
+        if self._untracked is not None:
+            accumulators = self._current_accumulators()
+            if accumulators is not None:
+                return digest.of(accumulators)  # only read since its database was made
+            self._track()
+            if self._untracked is not None:  # inside a transaction: count the rows, attach later
+                return digest.of(digest.scan(db, self.table_names()))
         if self._digest_memo is None or self._digest_stale:
             accumulators = digest.scan(db, self.table_names())
             if self._digest_memo is None:
@@ -296,6 +341,7 @@ class Env(Environment):
         clone.__dict__.update(self.__dict__)
         clone._pending = self.snapshot()
         clone._held = None
+        clone._untracked = None
         clone.__dict__.pop("_db", None)
         clone.loaded = list(self.loaded)
         if self._digest_memo is not None:
@@ -391,6 +437,7 @@ class Env(Environment):
     def _load_rows(self, artifact: Artifact) -> None:
         """The actual insert; override for data that needs more than plain table rows."""
         tables = self.table_names()
+        self._track()
         self.db.execute("SAVEPOINT load")
         try:
             for table, rows in artifact.data.items():
@@ -463,9 +510,10 @@ class Env(Environment):
         connection, and re-preparing them cost a fifth of an RL episode). SQLite asks the authorizer only when
         it prepares, and the statement cache is keyed by the SQL text, so the text gets a prefix that no other
         statement has: a cached read-only statement is never one that was prepared without the check."""
+        db = self.db  # a fork's database is made first, outside the check
         _reading.active = True
         try:
-            return self.db.execute(READ_ONLY_PREFIX + sql, params)
+            return db.execute(READ_ONLY_PREFIX + sql, params)
         finally:
             _reading.active = False
 
