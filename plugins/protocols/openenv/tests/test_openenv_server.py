@@ -144,3 +144,53 @@ def test_openenvs_own_client_completes_an_episode_with_the_right_reward(
     assert seen["done"] is True and seen["reward"] == 1.0 and seen["info"]["passed"] is True
     assert seen["state"]["step_count"] == len(SOLVED) and seen["state"]["done"] is True
     assert seen["sync_reward"] == 0.0  # answering without doing anything scores nothing
+
+
+def server_rss_mb(url: str) -> float:
+    """The RSS of the process listening on `url`'s port (found through /proc, so Linux only)."""
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    inode = None
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # LISTEN
+                inode = fields[9]
+    assert inode is not None, f"nothing listens on port {port}"
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            sockets = {os.readlink(fd) for fd in (proc / "fd").iterdir()}
+        except OSError:
+            continue
+        if f"socket:[{inode}]" in sockets:
+            status = (proc / "status").read_text()
+            return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) / 1024
+    raise AssertionError(f"no process holds the socket of port {port}")
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the server's memory from Linux's /proc")
+def test_closed_sessions_are_freed(serve: Callable[..., str]) -> None:
+    """The server ran with the cyclic garbage collector off (it never said its start-up was over), so every
+    closed session's forked world stayed in memory: about 0.25 MB a session, for ever."""
+    url = serve("support-refund")
+    ws_url = url.replace("http://", "ws://") + "/ws"
+    look = json.dumps({"type": "step", "data": {"tool": "get_ticket", "arguments": {"ticket_id": "TCK-9001"}}})
+
+    async def sessions(count: int) -> None:
+        async def one() -> None:
+            async with websockets.connect(ws_url) as ws:
+                await ws.send(json.dumps({"type": "reset", "data": {}}))
+                await ws.recv()
+                await ws.send(look)
+                assert json.loads(await ws.recv())["type"] == "observation"
+
+        await asyncio.gather(*(one() for _ in range(count)))
+
+    for _ in range(10):  # warm up: allocator arenas and caches fill
+        asyncio.run(sessions(16))
+    before = server_rss_mb(url)
+    for _ in range(30):
+        asyncio.run(sessions(16))
+    grown = server_rss_mb(url) - before
+    assert grown < 30, f"the server grew {grown:.0f} MB over 480 closed sessions"

@@ -93,12 +93,14 @@ class DeskCore(Env):
     def ticket_row(self, ticket_id: str) -> sqlite3.Row:
         row = self.one("SELECT * FROM tickets WHERE ticket_id = ?", (ticket_id,))
         if row is None:
-            raise ToolError(
-                f"ticket_id: no ticket {ticket_id!r}; find the id with list_tickets",
-                code="not_found",
-                field="ticket_id",
-            )
+            raise self.no_ticket(ticket_id)
         return row
+
+    @staticmethod
+    def no_ticket(ticket_id: str) -> ToolError:
+        return ToolError(
+            f"ticket_id: no ticket {ticket_id!r}; find the id with list_tickets", code="not_found", field="ticket_id"
+        )
 
     def order_row(self, order_id: str, field: str = "order_id") -> sqlite3.Row:
         row = self.one("SELECT * FROM orders WHERE order_id = ?", (order_id,))

@@ -16,6 +16,21 @@ from pydantic import Field
 from agentenv_helpdesk.base import Body, DeskCore, Email, Limit, OrderId, Subject, TicketId
 from agentenv_helpdesk.schema import TRANSITIONS, Priority, TicketStatus
 
+SUMMARY_FIELDS = (
+    "ticket_id",
+    "subject",
+    "status",
+    "priority",
+    "assignee",
+    "account_id",
+    "customer_email",
+    "customer_name",
+    "order_id",
+    "created_at",
+    "updated_at",
+)
+"""What a ticket listing shows of each ticket (a full ticket adds its resolution and comments)."""
+
 Customer = Annotated[str, Field(min_length=1, max_length=254, examples=["dana.kim@example.com", "ACC-1001"])]
 Resolution = Annotated[str, Field(min_length=1, max_length=2_000)]
 
@@ -60,7 +75,10 @@ class TicketDesk(DeskCore):
         Args:
             ticket_id: The ticket's id, e.g. TCK-9001.
         """
-        return self._full(self.ticket_row(ticket_id)["ticket_id"])
+        full = self._full_or_none(ticket_id)
+        if full is None:
+            raise self.no_ticket(ticket_id)
+        return full
 
     # ---- writing -----------------------------------------------------------------------------------
     @tool
@@ -222,36 +240,36 @@ class TicketDesk(DeskCore):
         return {"comment_id": cursor.lastrowid, "author": author, "body": body, "public": public, "created_at": at}
 
     @staticmethod
-    def _summary(row: sqlite3.Row) -> dict[str, Any]:
-        return {
-            "ticket_id": row["ticket_id"],
-            "subject": row["subject"],
-            "status": row["status"],
-            "priority": row["priority"],
-            "assignee": row["assignee"],
-            "account_id": row["account_id"],
-            "customer_email": row["customer_email"],
-            "customer_name": row["customer_name"],
-            "order_id": row["order_id"],
-            "created_at": row["created_at"],
-            "updated_at": row["updated_at"],
-        }
+    def _summary(row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]:
+        found = row if isinstance(row, dict) else dict(row)  # a Row looks names up one by one, without case
+        return {key: found[key] for key in SUMMARY_FIELDS}
 
     def _full(self, ticket_id: str) -> dict[str, Any]:
+        full = self._full_or_none(ticket_id)
+        assert full is not None, ticket_id
+        return full
+
+    def _full_or_none(self, ticket_id: str) -> dict[str, Any] | None:
+        """The ticket with its customer and comments, in two queries (None when there is no such ticket)."""
         row = self.one(
             "SELECT t.*, a.email AS customer_email, a.name AS customer_name FROM tickets t "
             "LEFT JOIN accounts a USING (account_id) WHERE t.ticket_id = ?",
             (ticket_id,),
         )
-        assert row is not None, ticket_id
+        if row is None:
+            return None
+        found = dict(row)
         comments = self.db.execute(
             "SELECT comment_id, author, body, public, created_at FROM ticket_comments WHERE ticket_id = ? "
             "ORDER BY created_at, comment_id",
             (ticket_id,),
         )
         return {
-            **self._summary(row),
-            "resolution": row["resolution"],
-            "closed_at": row["closed_at"],
-            "comments": [{**dict(c), "public": bool(c["public"])} for c in comments],
+            **self._summary(found),
+            "resolution": found["resolution"],
+            "closed_at": found["closed_at"],
+            "comments": [
+                {"comment_id": c[0], "author": c[1], "body": c[2], "public": bool(c[3]), "created_at": c[4]}
+                for c in comments
+            ],
         }

@@ -3,14 +3,16 @@
 HTTP (Starlette): `POST /reset`, `POST /step` (`{"action": {...}}`), `GET /state` act on one shared HTTP session
 (OpenEnv's own HTTP endpoints are meant for quick checks too); `GET /health`, `/schema`, `/metadata`. WebSocket
 `/ws`: one session per connection, messages `{"type": "reset"|"step"|"state"|"close", "data": {...}}`, answered
-with `{"type": "observation"|"state"|"error", "data": {...}}`, as OpenEnv's clients expect. Rollouts go through
-`/ws`, so it is answered on plain ASGI messages, outside Starlette's router, middleware and WebSocket wrapper:
-those layers cost more per step than the step's own tool call.
+with `{"type": "observation"|"state"|"error", "data": {...}}`, as OpenEnv's clients expect.
+
+`agentenv openenv serve` answers `/ws` on the connection itself (`agentenv_openenv.socket`); this app's own
+`/ws`, on plain ASGI messages, is what another ASGI server would use. Both answer through `Session.answer`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -21,7 +23,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from agentenv_openenv import __version__
-from agentenv_openenv.sessions import CapacityError, Session, SessionPool
+from agentenv_openenv.sessions import CapacityError, Session, SessionPool, error
 
 OBSERVATION_SCHEMA = {
     "type": "object",
@@ -54,11 +56,7 @@ STATE_SCHEMA = {
 }
 
 
-def _error(message: str, code: str) -> dict[str, Any]:
-    return {"type": "error", "data": {"message": message, "code": code}}
-
-
-def build_app(template: Template, max_sessions: int) -> Any:
+def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
     """The app; the task's setup for its default seed runs before it answers healthy."""
     pool = SessionPool(template, max_sessions)
     pool.prepare()
@@ -115,29 +113,15 @@ def build_app(template: Template, max_sessions: int) -> Any:
             }
         )
 
-    async def answer(session: Session, message: dict[str, Any]) -> dict[str, Any] | None:
-        kind, data = message.get("type"), message.get("data")
-        if kind == "reset":
-            return {"type": "observation", "data": await session.reset(data if isinstance(data, dict) else {})}
-        if kind == "step":
-            if not isinstance(data, dict):
-                return _error('a step message needs "data": the action object', "VALIDATION_ERROR")
-            return {"type": "observation", "data": await session.step(data)}
-        if kind == "state":
-            return {"type": "state", "data": session.state()}
-        if kind == "close":
-            return None
-        return _error(f"Unknown message type: {kind}", "UNKNOWN_TYPE")
-
     async def ws(receive: Any, send: Any) -> None:
         """One WebSocket session on plain ASGI messages: accept, answer each text message in turn, close."""
         if (await receive())["type"] != "websocket.connect":
             return
         await send({"type": "websocket.accept"})
         try:
-            session = await pool.open()
+            session = pool.open()
         except CapacityError as exc:
-            await send({"type": "websocket.send", "text": json.dumps(_error(str(exc), "CAPACITY_REACHED"))})
+            await send({"type": "websocket.send", "text": json.dumps(error(str(exc), "CAPACITY_REACHED"))})
             await send({"type": "websocket.close", "code": 1000})
             return
         try:
@@ -148,17 +132,13 @@ def build_app(template: Template, max_sessions: int) -> Any:
                 raw = event.get("text")
                 if raw is None:
                     raw = (event.get("bytes") or b"").decode("utf-8", "replace")
-                try:
-                    message = json.loads(raw)
-                    reply = await answer(session, message if isinstance(message, dict) else {})
-                except json.JSONDecodeError as exc:
-                    reply = _error(f"Invalid JSON: {exc}", "INVALID_JSON")
-                except EpisodeError as exc:
-                    reply = _error(str(exc), "VALIDATION_ERROR" if "bad action" in str(exc) else "EXECUTION_ERROR")
+                reply = session.answer(raw)
+                if isinstance(reply, Coroutine):
+                    reply = await reply
                 if reply is None:
                     await send({"type": "websocket.close", "code": 1000})
                     return
-                await send({"type": "websocket.send", "text": json.dumps(reply)})
+                await send({"type": "websocket.send", "text": reply if isinstance(reply, str) else json.dumps(reply)})
         finally:
             pool.close(session)
 
@@ -177,12 +157,18 @@ def build_app(template: Template, max_sessions: int) -> Any:
         Route("/schema", schema, methods=["GET"]),
         Route("/metadata", metadata, methods=["GET"]),
     ]
-    http_app = Starlette(routes=routes, lifespan=lifespan)
+    return OpenEnvApp(pool, Starlette(routes=routes, lifespan=lifespan), ws)
 
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+
+class OpenEnvApp:
+    """The ASGI app: `/ws` sessions on plain ASGI messages, everything else (HTTP, lifespan) on Starlette.
+    `pool` is its session pool, which `agentenv_openenv.socket` serves `/ws` from too."""
+
+    def __init__(self, pool: SessionPool, http_app: Any, ws: Any) -> None:
+        self.pool, self._http, self._ws = pool, http_app, ws
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "websocket" and scope["path"] == "/ws":
-            await ws(receive, send)
+            await self._ws(receive, send)
         else:
-            await http_app(scope, receive, send)  # HTTP, lifespan, and other WebSocket paths (refused there)
-
-    return app
+            await self._http(scope, receive, send)  # HTTP, lifespan, and other WebSocket paths (refused there)

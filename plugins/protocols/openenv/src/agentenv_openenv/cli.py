@@ -49,16 +49,19 @@ def serve(template: Template, host: str, port: int, max_sessions: int) -> int:
     import uvicorn
 
     from agentenv_openenv.app import build_app
+    from agentenv_openenv.socket import session_socket
 
     app = build_app(template, max_sessions)
+    from agentenv.cli.main import collect_garbage_again
+
+    collect_garbage_again()  # start-up is over (the task's setup ran): without it, closed sessions were never freed
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
         log_level="warning",
         access_log=False,
-        ws="websockets-sansio",
-        ws_per_message_deflate=False,  # messages stay small and local to the trainer: compression only costs CPU
+        ws=session_socket(app.pool),  # `/ws` answered on the connection (see agentenv_openenv.socket)
     )
     server = uvicorn.Server(config)
     bound_startup = server.startup

@@ -3,38 +3,123 @@
 A base episode per seed holds the start point (the task's setup ran once for that seed); a session's episode is
 a copy-on-write fork of it, and a reset with another seed swaps the session onto a fork of that seed's base.
 Payloads follow OpenEnv: `{"observation": {...}, "reward": float | None, "done": bool}`.
+
+`Session.answer` turns one WebSocket message into its reply, on the spot when the episode can answer at once (a
+reset to a seed already set up, a tool call, the state) and as a coroutine to await otherwise (grading a final
+answer, running the setup of a new seed), so a server can answer most messages in the call that received them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import Coroutine
 from typing import Any
 
 from agentenv_rl.api import Episode, EpisodeError, StepResult, Template
+
+Reply = dict[str, Any] | str | None
+"""A message to send back (a dict, or its JSON text when already encoded), or None: the client asked to close."""
+Answer = Reply | Coroutine[Any, Any, Reply]
+"""A reply now, or a coroutine that gives it."""
 
 
 class CapacityError(RuntimeError):
     """Every session slot is taken (`--max-sessions`)."""
 
 
+def error(message: str, code: str) -> dict[str, Any]:
+    return {"type": "error", "data": {"message": message, "code": code}}
+
+
+def _refusal(exc: EpisodeError) -> dict[str, Any]:
+    return error(str(exc), "VALIDATION_ERROR" if "bad action" in str(exc) else "EXECUTION_ERROR")
+
+
+def _seed_of(data: dict[str, Any]) -> int | None:
+    seed = data.get("seed")
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int | str):
+        raise EpisodeError(f"bad action: `seed` must be an integer, not {seed!r}")
+    try:
+        return int(seed)
+    except ValueError:
+        raise EpisodeError(f"bad action: `seed` must be an integer, not {seed!r}") from None
+
+
+def _observed(result: StepResult) -> dict[str, Any]:
+    observation = {**result.observation, "truncated": result.truncated, "info": result.info}
+    return {"observation": observation, "reward": result.reward, "done": result.terminated or result.truncated}
+
+
 class Session:
     def __init__(self, pool: SessionPool, episode: Episode) -> None:
         self.pool, self.episode = pool, episode
 
-    async def reset(self, data: dict[str, Any]) -> dict[str, Any]:
-        seed = data.get("seed")
-        if seed is not None and int(seed) != self.episode.seed:
-            self.episode = (await self.pool.base(int(seed))).fork()
+    # ---- WebSocket messages ------------------------------------------------------------------------------
+    def answer(self, raw: str) -> Answer:
+        """The reply to one raw message (see the module docstring); errors are replies, never exceptions."""
+        try:
+            message = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return error(f"Invalid JSON: {exc}", "INVALID_JSON")
+        if not isinstance(message, dict):
+            message = {}
+        kind, data = message.get("type"), message.get("data")
+        try:
+            if kind == "reset":
+                options = data if isinstance(data, dict) else {}
+                ready = self.reset_now(options)
+                if ready is None:
+                    return self._later(self.reset(options), "observation")
+                return self.pool.encode_reset(ready)
+            if kind == "step":
+                if not isinstance(data, dict):
+                    return error('a step message needs "data": the action object', "VALIDATION_ERROR")
+                stepped = self.episode.step_now(data)
+                if stepped is None:
+                    return self._later(self.step(data), "observation")
+                return {"type": "observation", "data": _observed(stepped)}
+            if kind == "state":
+                return {"type": "state", "data": self.state()}
+            if kind == "close":
+                return None
+            return error(f"Unknown message type: {kind}", "UNKNOWN_TYPE")
+        except EpisodeError as exc:
+            return _refusal(exc)
+
+    async def _later(self, pending: Coroutine[Any, Any, dict[str, Any]], kind: str) -> Reply:
+        try:
+            return {"type": kind, "data": await pending}
+        except EpisodeError as exc:
+            return _refusal(exc)
+
+    # ---- episode operations (also the HTTP endpoints') -----------------------------------------------------
+    def reset_now(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        """Reset at once; None (nothing done) when the seed asked for has not been set up yet."""
+        seed = _seed_of(data)
+        if seed is not None and seed != self.episode.seed:
+            base = self.pool.bases.get(seed)
+            if base is None:
+                return None
+            self.episode = base.fork()
         observation, info = self.episode.reset()
         if data.get("episode_id"):
             self.episode.episode_id = str(data["episode_id"])[:255]
             info["episode_id"] = self.episode.episode_id
         return {"observation": {**observation, "info": info}, "reward": None, "done": False}
 
+    async def reset(self, data: dict[str, Any]) -> dict[str, Any]:
+        seed = _seed_of(data)
+        if seed is not None:
+            await self.pool.base(seed)  # the setup of a new seed runs in a thread
+        ready = self.reset_now(data)
+        assert ready is not None
+        return ready
+
     async def step(self, action: dict[str, Any]) -> dict[str, Any]:
-        result: StepResult = await self.episode.astep(action)
-        observation = {**result.observation, "truncated": result.truncated, "info": result.info}
-        return {"observation": observation, "reward": result.reward, "done": result.terminated or result.truncated}
+        return _observed(await self.episode.astep(action))
 
     def state(self) -> dict[str, Any]:
         return self.episode.state()
@@ -46,6 +131,8 @@ class SessionPool:
         self.bases: dict[int, Episode] = {}
         self.active = 0
         self._setup = asyncio.Lock()
+        self._encoded_tools: dict[int, tuple[list[Any], str]] = {}
+        """id of a start's tool list → (the list, kept so the id stays its own; its JSON text)."""
 
     def prepare(self) -> None:
         """Run the setup for the default seed before the server says it is healthy."""
@@ -59,14 +146,32 @@ class SessionPool:
                     self.bases[seed] = await asyncio.to_thread(Episode, self.template, seed)
         return self.bases[seed]
 
-    async def open(self) -> Session:
+    def encode_reset(self, payload: dict[str, Any]) -> str:
+        """The reset reply as JSON text. Its observation lists the role's tools with their schemas (47 tools,
+        30 KB for support-refund): encoding them took 0.5 ms, more than the reset itself, so each start's list is
+        encoded once and spliced in."""
+        observation = dict(payload["observation"])
+        tools = observation.pop("tools", None)
+        rest = json.dumps({**payload, "observation": observation})
+        if not isinstance(tools, list):
+            return '{"type":"observation","data":' + rest + "}"
+        cached = self._encoded_tools.get(id(tools))
+        if cached is None or cached[0] is not tools:  # keyed by identity: every fork of a start shares its list
+            cached = self._encoded_tools[id(tools)] = (tools, json.dumps(tools))
+        head, marker, tail = rest.partition('"observation": {')  # the payload's first key: the first match
+        assert marker, rest
+        members = '"tools": ' + cached[1] + ("" if tail.startswith("}") else ", ")
+        return '{"type":"observation","data":' + head + marker + members + tail + "}"
+
+    def open(self) -> Session:
+        """A new session on a fork of the default seed's start (prepared before the server answers)."""
         if self.active >= self.max_sessions:
             raise CapacityError(
                 f"all {self.max_sessions} sessions are in use; close one, or start the server with a larger "
                 "--max-sessions"
             )
         self.active += 1
-        return Session(self, (await self.base(self.template.default_seed())).fork())
+        return Session(self, self.bases[self.template.default_seed()].fork())
 
     def close(self, session: Session) -> None:
         self.active -= 1
@@ -75,4 +180,4 @@ class SessionPool:
         self.template.close()
 
 
-__all__ = ["CapacityError", "EpisodeError", "Session", "SessionPool"]
+__all__ = ["Answer", "CapacityError", "EpisodeError", "Reply", "Session", "SessionPool", "error"]

@@ -116,6 +116,8 @@ class Template:
         self.runner = TaskRunner(self.host, self.config)
         self.planned: dict[str, Planned] = self.runner.prepare(self.task, bundle_dir=self.bundle_dir)
         self.split: TaskSplit = split_task(self.task, self.planned)
+        self.role = self.split.role
+        """The agent's role, which every tool call acts as."""
         self.max_steps, self.shaping, self.record = max_steps, shaping, record
         self.loop = asyncio.new_event_loop()
         self.loop_lock = threading.Lock()
@@ -159,7 +161,7 @@ class Template:
                 f"{self.task.path}: step {self.split.agent.id!r}: field `env`: {self.split.world_step!r} did not "
                 "deploy an in-process world; episodes need one (run with the inline sandbox)"
             )
-        role = self.split.role
+        role = self.role
         ctx.outputs[self.split.agent.id] = {"kind": "policy", "role": role, "env": self.split.world_step}
         prompt = str(self.split.prompt.fields["prompt"]).replace("{seed}", str(seed)).replace("{run_id}", ctx.run_id)
         digest = world.state_digest()  # first: the checkpoint then carries the digest's machinery
@@ -221,7 +223,7 @@ class Episode:
 
     @property
     def role(self) -> str:
-        return self.template.split.role
+        return self.template.role
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """Back to the task's start state (restored, not set up again); returns (observation, info)."""
@@ -242,8 +244,9 @@ class Episode:
     def step(self, action: Action | Mapping[str, Any]) -> StepResult:
         """A tool call (reward 0, or the score's change with shaping) or the final answer (reward = score)."""
         chosen = self._accept(action)
-        if chosen.tool is not None and not self.template.shaping and self.step_count + 1 < self.template.max_steps:
-            return StepResult(self._tool(chosen), 0.0, False, False, {"step": self.step_count})  # no grading
+        quick = self._ungraded(chosen)
+        if quick is not None:
+            return quick
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -260,6 +263,16 @@ class Episode:
     async def astep(self, action: Action | Mapping[str, Any]) -> StepResult:
         """`step()` from async code: the verifiers run on the caller's event loop."""
         return await self._astep(self._accept(action))
+
+    def step_now(self, action: Action | Mapping[str, Any]) -> StepResult | None:
+        """`step()` when nothing needs grading (a tool call without shaping, before the step limit); None, with
+        nothing done, when the step must be awaited with `astep`. For servers that answer on the spot."""
+        return self._ungraded(self._accept(action))
+
+    def _ungraded(self, chosen: Action) -> StepResult | None:
+        if chosen.tool is not None and not self.template.shaping and self.step_count + 1 < self.template.max_steps:
+            return StepResult(self._tool(chosen), 0.0, False, False, {"step": self.step_count})
+        return None
 
     def _accept(self, action: Action | Mapping[str, Any]) -> Action:
         if self.done:

@@ -1,0 +1,206 @@
+"""`/ws` answered on the connection itself: the WebSocket protocol `agentenv openenv serve` gives uvicorn.
+
+uvicorn parses HTTP and hands each WebSocket upgrade to the protocol class of its `ws` setting; the stock ones
+put every message on a queue for an ASGI task, which wakes, answers, and sends back through the server, and
+they pause and resume reading around each message. Measured on a served support-refund world, that route cost
+more CPU per step than the step's tool call. Here `websockets`' sans-I/O protocol parses the frames, and
+`Session.answer` answers each message within the `data_received` call that brought it; only an answer that must
+wait (grading a final answer, setting up a new seed) runs as a task, the connection's later messages queued
+behind it so that replies keep their order.
+
+What the protocol keeps: the opening handshake (any path but `/ws` is answered 404), pings answered, fragmented
+messages joined, the closing handshake, messages larger than uvicorn's `ws_max_size` refused (close 1009), and
+back-pressure: reading stops while the client does not read its replies, or while many of its messages wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from collections.abc import Coroutine
+from typing import Any, ClassVar
+
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Request
+from websockets.server import ServerProtocol
+
+from agentenv_openenv.sessions import CapacityError, Reply, Session, SessionPool, error
+
+PATH = "/ws"
+WAITING_MESSAGES = 64
+"""Messages of one connection that may wait for an earlier answer before reading from it stops."""
+CLOSE_TIMEOUT = 10.0
+"""Seconds to wait for the client's reply to our close frame before dropping the connection."""
+GOING_AWAY = 1012
+"""Close code when the server shuts down ("service restart")."""
+
+
+def session_socket(pool: SessionPool) -> type[asyncio.Protocol]:
+    """The protocol class for uvicorn's `ws` setting, serving `/ws` sessions from `pool`."""
+    return type("PoolSessionSocket", (SessionSocket,), {"pool": pool})
+
+
+class SessionSocket(asyncio.Protocol):
+    """One WebSocket connection, one session. uvicorn makes it with its config and server state, calls
+    `connection_made`, then `data_received` with the upgrade request; `shutdown` when the server stops."""
+
+    pool: ClassVar[SessionPool]
+
+    def __init__(self, config: Any, server_state: Any, app_state: Any = None, _loop: Any = None) -> None:
+        self.connections: set[Any] = server_state.connections
+        self.tasks: set[asyncio.Task[Any]] = server_state.tasks
+        self.loop = _loop or asyncio.get_event_loop()
+        self.conn = ServerProtocol(max_size=config.ws_max_size)
+        self.transport: asyncio.Transport | None = None
+        self.session: Session | None = None
+        self.inbox: deque[str] = deque()
+        self.parts: list[bytes | bytearray | memoryview] = []
+        """The frames so far of a fragmented message."""
+        self.waiting: asyncio.Task[None] | None = None
+        """The task answering a message that had to wait; later messages stay in `inbox` until it is done."""
+        self.paused: set[str] = set()
+        """Why reading is paused: "writes" (the client reads slowly), "inbox" (too many messages wait)."""
+        self.closing = False
+        """A close frame went out (or the handshake failed): no more answers."""
+        self.close_timer: asyncio.TimerHandle | None = None
+
+    # ---- asyncio.Protocol ----------------------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.connections.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        self.conn.receive_data(data)
+        for event in self.conn.events_received():
+            if isinstance(event, Request):
+                self._handshake(event)
+            elif isinstance(event, Frame):
+                self._frame(event)
+        self._work()
+        self._flush()
+
+    def eof_received(self) -> bool | None:
+        self.conn.receive_eof()
+        self._flush()
+        return None  # asyncio closes the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.connections.discard(self)
+        if self.close_timer is not None:
+            self.close_timer.cancel()
+        if self.waiting is not None:
+            self.waiting.cancel()
+        if self.session is not None:
+            self.pool.close(self.session)
+            self.session = None
+
+    def pause_writing(self) -> None:
+        self._pause("writes")
+
+    def resume_writing(self) -> None:
+        self._resume("writes")
+
+    def shutdown(self) -> None:
+        """The server stops: close the session with "going away" (or drop a connection not yet open)."""
+        if self.transport is None or self.transport.is_closing():
+            return
+        if self.session is None or self.closing:
+            self.transport.close()
+            return
+        self.conn.send_close(GOING_AWAY)
+        self.closing = True
+        self._flush()
+        self.transport.close()
+
+    # ---- the WebSocket -----------------------------------------------------------------------------------
+    def _handshake(self, request: Request) -> None:
+        if request.path.partition("?")[0] != PATH:
+            self.conn.send_response(self.conn.reject(404, f"OpenEnv sessions are at {PATH}\n"))
+            self.closing = True
+            return
+        response = self.conn.accept(request)
+        self.conn.send_response(response)
+        if response.status_code != 101:
+            self.closing = True
+            return
+        try:
+            self.session = self.pool.open()
+        except CapacityError as exc:
+            self.conn.send_text(json.dumps(error(str(exc), "CAPACITY_REACHED")).encode())
+            self._close()
+
+    def _frame(self, frame: Frame) -> None:
+        """Data frames make messages (pings, pongs and closes are answered by `conn` itself)."""
+        if frame.opcode in (Opcode.TEXT, Opcode.BINARY):
+            self.parts = [frame.data]
+        elif frame.opcode is Opcode.CONT:
+            self.parts.append(frame.data)
+        else:
+            return
+        if frame.fin:
+            message = b"".join(self.parts)
+            self.parts = []
+            self.inbox.append(message.decode("utf-8", "replace"))
+            if len(self.inbox) >= WAITING_MESSAGES:
+                self._pause("inbox")
+
+    def _work(self) -> None:
+        """Answer the waiting messages in order, until one must be awaited."""
+        while self.inbox and self.waiting is None and self.session is not None and not self.closing:
+            reply = self.session.answer(self.inbox.popleft())
+            if isinstance(reply, Coroutine):
+                self.waiting = self.loop.create_task(self._await(reply))
+                self.tasks.add(self.waiting)
+                break
+            self._send(reply)
+        if len(self.inbox) < WAITING_MESSAGES // 2:
+            self._resume("inbox")
+
+    async def _await(self, pending: Coroutine[Any, Any, Reply]) -> None:
+        try:
+            reply = await pending
+        except Exception as exc:  # a bug, not a refusal: the client gets an error instead of a silent hang
+            reply = error(f"internal error: {type(exc).__name__}: {exc}", "EXECUTION_ERROR")
+        finally:
+            if self.waiting is not None:
+                self.tasks.discard(self.waiting)
+            self.waiting = None
+        if self.transport is None or self.transport.is_closing():
+            return
+        self._send(reply)
+        self._work()
+        self._flush()
+
+    def _send(self, reply: Reply) -> None:
+        if reply is None:
+            self._close()
+        else:
+            self.conn.send_text((reply if isinstance(reply, str) else json.dumps(reply)).encode())
+
+    def _close(self) -> None:
+        self.conn.send_close(1000)
+        self.closing = True
+
+    def _flush(self) -> None:
+        """Write what the protocol has to send; close the connection once the protocol says so."""
+        assert self.transport is not None
+        chunks = self.conn.data_to_send()
+        if chunks:
+            self.transport.write(b"".join(chunks))
+        if b"" in chunks:  # the closing handshake is over (or the connection failed): end TCP
+            self.transport.close()
+        elif self.closing and self.close_timer is None:  # wait for the client's close frame, not for ever
+            self.close_timer = self.loop.call_later(CLOSE_TIMEOUT, self.transport.close)
+
+    def _pause(self, reason: str) -> None:
+        if not self.paused and self.transport is not None:
+            self.transport.pause_reading()
+        self.paused.add(reason)
+
+    def _resume(self, reason: str) -> None:
+        if reason in self.paused:
+            self.paused.discard(reason)
+            if not self.paused and self.transport is not None and not self.transport.is_closing():
+                self.transport.resume_reading()
