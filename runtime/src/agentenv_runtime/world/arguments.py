@@ -30,6 +30,8 @@ def text_problem(text: str) -> str | None:
     """Why `text` cannot be an argument (NUL, lone surrogate), or None."""
     if "\x00" in text:
         return "contains a NUL character (U+0000); remove it"
+    if text.isascii():  # the usual case: no surrogate can be in it (a constant-time check in CPython)
+        return None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -37,24 +39,39 @@ def text_problem(text: str) -> str | None:
     return None
 
 
+Trail = tuple["Trail", Any] | None
+"""Where a value sits: (the parent's trail, its key or index); None for the arguments object itself. Built as
+the walk goes (one tuple per value) and spelled out only for an error."""
+
+
 def argument_problem(arguments: Any, limits: ArgumentLimits = DEFAULT_LIMITS) -> dict[str, Any] | None:
     """The first problem in `arguments` as an `invalid_arguments` error naming the field, or None."""
-    stack: list[tuple[Any, str, int]] = [(arguments, "", 0)]
+    stack: list[tuple[Any, Trail, int]] = [(arguments, None, 0)]
     while stack:
-        value, path, depth = stack.pop()
+        value, trail, depth = stack.pop()
         if isinstance(value, str):
             problem = _string_problem(value, limits)
             if problem:
-                return _error(path or "arguments", problem)
+                return _error(_path(trail) or "arguments", problem)
         elif isinstance(value, dict | list):
             if depth > limits.max_depth:
-                return _error(path or "arguments", f"nested deeper than {limits.max_depth} levels")
+                return _error(_path(trail) or "arguments", f"nested deeper than {limits.max_depth} levels")
             items = value.items() if isinstance(value, dict) else enumerate(value)
             for key, item in items:
                 if isinstance(key, str) and (problem := _string_problem(key, limits)):
+                    path = _path(trail)
                     return _error(f"{path}.<key>" if path else "<key>", f"a key {problem}")
-                stack.append((item, f"{path}.{safe_text(str(key))}" if path else safe_text(str(key)), depth + 1))
+                stack.append((item, (trail, key), depth + 1))
     return None
+
+
+def _path(trail: Trail) -> str:
+    """`a.b.0`: the keys and indexes of a trail, outermost first, as text that may be echoed back."""
+    keys = []
+    while trail is not None:
+        trail, key = trail
+        keys.append(safe_text(str(key)))
+    return ".".join(reversed(keys))
 
 
 def _string_problem(text: str, limits: ArgumentLimits) -> str | None:
@@ -74,6 +91,8 @@ def _error(field: str, message: str) -> dict[str, Any]:
 
 def safe_text(text: str) -> str:
     """`text` with every lone surrogate replaced by U+FFFD: what may be recorded or echoed back."""
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
