@@ -203,36 +203,40 @@ def test_read_only_queries_refuse_writes_and_leave_state_alone() -> None:
     world = world_with("a")
     env = world.env("notes")
     before = world.state_digest()
-    writes = ("DELETE FROM notes", "UPDATE notes SET body = 'x'", "PRAGMA writable_schema = 1", "ATTACH '' AS x")
-    for sql in writes:
+    for sql in (
+        "DELETE FROM notes",
+        "UPDATE notes SET body = 'x'",
+        "WITH doomed AS (SELECT id FROM notes) DELETE FROM notes WHERE id IN doomed",
+        "/* a comment first */ DELETE FROM notes",
+        "PRAGMA writable_schema = 1",
+        "ATTACH '' AS other",
+    ):
         with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
             env.read_only(sql)
     assert world.state_digest() == before
-    assert env.query("SELECT body FROM notes") == [{"body": "a"}]
+    assert env.query("WITH n AS (SELECT body FROM notes) SELECT body FROM n") == [{"body": "a"}]
+    assert env.query("-- a comment\nSELECT COUNT(*) AS n FROM notes") == [{"n": 1}]
     assert world.call("add", {"body": "b"}).ok  # the env's own writes are allowed again afterwards
 
 
-def test_read_only_queries_do_not_make_the_env_prepare_its_statements_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Installing an authorizer per query expired every prepared statement of the connection; each one then
-    went through SQLite's parser again (a fifth of an RL episode). SQLite asks the authorizer whenever it
-    prepares, so its calls count the preparations."""
-    from agentenv_runtime.env import env as env_module
-
-    prepared: list[int] = []
-    checked = env_module._authorize
-    counting = lambda action, *rest: prepared.append(action) or checked(action, *rest)  # noqa: E731
-    monkeypatch.setattr(env_module, "_authorize", counting)
-    world = world_with("a")  # its connection is made with the counting authorizer
+def test_read_only_selects_do_not_make_the_env_prepare_its_statements_again() -> None:
+    """Installing an authorizer for a grading query expired every prepared statement of the connection; each
+    one then went through SQLite's parser again (a fifth of an RL episode). SQLite asks a connection's
+    authorizer whenever it prepares a statement, so one that counts its calls counts the preparations."""
+    world = world_with("a")
     env = world.env("notes")
+    prepared: list[int] = []
+    env.db.set_authorizer(lambda action, *_: prepared.append(action) or sqlite3.SQLITE_OK)
     lookup = "SELECT body FROM notes WHERE id = ?"
     env.db.execute(lookup, (1,)).fetchall()
     assert prepared  # the first run prepares the statement
-    for _ in range(3):
-        prepared.clear()
-        assert env.read_only("SELECT count(*) FROM notes").fetchone()[0] == 1
+    for round_ in range(3):
+        assert env.read_only("SELECT COUNT(*) FROM notes WHERE body = 'a'").fetchone()[0] == 1
         prepared.clear()
         env.db.execute(lookup, (1,)).fetchall()
         assert prepared == []  # still the cached statement
+        env.db.execute(f"SELECT {round_} FROM notes").fetchall()
+        assert prepared  # and the counter is still in place: a new statement is counted
 
 
 def digest_triggers(world: World) -> int:
@@ -279,3 +283,37 @@ def test_a_held_reset_of_a_fork_that_only_read_makes_the_triggers_first() -> Non
         assert child.call("add", {"body": "b"}).ok and child.state_digest() != start
         child.restore_checkpoint(point, hold=True)  # rolled back to the hold
         assert child.state_digest() == start
+
+
+def test_threads_reading_one_env_at_once_do_not_deadlock() -> None:
+    """Servers that run synchronous tools on worker threads (the MCP SDK's MCPServer does) read one env from
+    several threads. A Python callback SQLite runs under the connection's mutex (an authorizer kept installed
+    for read-only checks was one) deadlocked them: one thread held the mutex waiting for the GIL, another held
+    the GIL waiting for the mutex. Run in a child process, so a deadlock fails the test instead of hanging it."""
+    probe = textwrap.dedent(
+        """
+        import sys, threading
+        sys.path.insert(0, sys.argv[1])
+        from test_world_state import world_with
+
+        env = world_with("a", "b", "c").env("notes")
+
+        def read():
+            for index in range(300):
+                env.db.execute("SELECT body FROM notes WHERE id = ?", (index % 3 + 1,)).fetchall()
+                env.read_only("SELECT COUNT(*) FROM tags").fetchone()
+
+        threads = [threading.Thread(target=read) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        print("done")
+        """
+    )
+    here = str(__import__("pathlib").Path(__file__).parent)
+    try:
+        child = subprocess.run([sys.executable, "-c", probe, here], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("threads sharing an env's connection deadlocked") from None
+    assert child.returncode == 0 and child.stdout.strip() == "done", child.stderr[-2000:]

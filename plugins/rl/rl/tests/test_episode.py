@@ -209,17 +209,16 @@ SOLVED_ACTIONS = [
 ]
 
 
-def test_replayed_episodes_prepare_no_sql_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_replayed_episodes_prepare_no_sql_again() -> None:
     """A reset episode's calls and grading reuse the statements SQLite prepared the first time. Preparing again
     (a LIKE pattern bound as a parameter, an authorizer installed per grading query) cost a third of an episode.
     SQLite asks each connection's authorizer whenever it prepares a statement, so its calls count preparations."""
-    from agentenv_runtime.env import env as env_module
+    import sqlite3
 
     prepared: list[int] = []
-    checked = env_module._authorize
-    counting = lambda action, *rest: prepared.append(action) or checked(action, *rest)  # noqa: E731
-    monkeypatch.setattr(env_module, "_authorize", counting)
-    made = make("support-refund")  # its envs' connections are made with the counting authorizer
+    made = make("support-refund")
+    for env in made.world.envs.values():  # counts from now on (installing it expires what was prepared)
+        env.db.set_authorizer(lambda action, *_: prepared.append(action) or sqlite3.SQLITE_OK)
     try:
         for round_ in range(3):
             prepared.clear()
@@ -230,5 +229,9 @@ def test_replayed_episodes_prepare_no_sql_again(monkeypatch: pytest.MonkeyPatch)
             if round_ == 0:
                 assert prepared  # the first episode prepares what it runs
         assert prepared == []
+        for env in made.world.envs.values():  # the counters are still in place: a new statement is counted
+            env.db.execute("SELECT 1 AS fresh").fetchall()
+            assert prepared
+            prepared.clear()
     finally:
         made.close()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import sys
-import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -505,17 +504,21 @@ class Env(Environment):
         """Run `sql`, which may only read: a write, PRAGMA or ATTACH fails (`sqlite3.DatabaseError`, "not
         authorized") and the state cannot change, so a grading query can never alter what it grades.
 
-        Every connection carries one authorizer from the start that refuses all but reading while this call
-        prepares its statement (installing one per query would expire every prepared statement of the
-        connection, and re-preparing them cost a fifth of an RL episode). SQLite asks the authorizer only when
-        it prepares, and the statement cache is keyed by the SQL text, so the text gets a prefix that no other
-        statement has: a cached read-only statement is never one that was prepared without the check."""
-        db = self.db  # a fork's database is made first, outside the check
-        _reading.active = True
+        A statement that begins with SELECT cannot write (a select has no writes inside it, no function that
+        writes is registered, and the sqlite3 module runs one statement per call), so it runs as it is: a
+        grading query usually is one. Anything else (WITH may lead a DELETE) runs under an SQLite authorizer
+        that allows only reading, for that statement alone. Installing an authorizer expires every prepared
+        statement of the connection (preparing them again cost a fifth of an RL episode when every grading
+        query did it), and one installed for good is a Python callback run under the connection's mutex,
+        which deadlocks threads that share the connection (one waits for the mutex holding the GIL)."""
+        db = self.db
+        if _first_keyword(sql) == "SELECT":
+            return db.execute(sql, params)
+        db.set_authorizer(_read_only_action)
         try:
-            return db.execute(READ_ONLY_PREFIX + sql, params)
+            return db.execute(sql, params)
         finally:
-            _reading.active = False
+            db.set_authorizer(None)
 
     # ---- messages people can answer -----------------------------------------------------------------
     def describe_message(self, tool_name: str, arguments: dict[str, Any], result: Any) -> Message | None:
@@ -527,31 +530,38 @@ class Env(Environment):
         raise ToolError(f"{self.name} cannot carry replies", code="unsupported")
 
 
-READ_ONLY_PREFIX = "/* agentenv: read only */ "
 _READ_ONLY_ACTIONS = frozenset(
     {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 )
 """What a read-only statement may do; anything else (writes, PRAGMA, ATTACH) is refused."""
 
 
-class _Reading(threading.local):
-    active = False
-    """True while `Env.read_only` prepares its statement in this thread."""
+def _read_only_action(action: int, *_: Any) -> int:
+    return sqlite3.SQLITE_OK if action in _READ_ONLY_ACTIONS else sqlite3.SQLITE_DENY
 
 
-_reading = _Reading()
-
-
-def _authorize(action: int, *_: Any) -> int:
-    if _reading.active and action not in _READ_ONLY_ACTIONS:
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
+def _first_keyword(sql: str) -> str:
+    """The statement's first word, upper-cased, past leading blanks and comments ("" when there is none)."""
+    rest = sql
+    while True:
+        rest = rest.lstrip()
+        if rest.startswith("--"):
+            rest = rest.partition("\n")[2]
+        elif rest.startswith("/*"):
+            rest = rest.partition("*/")[2]
+        else:
+            break
+    word = []
+    for char in rest:
+        if not char.isalpha():
+            break
+        word.append(char)
+    return "".join(word).upper()
 
 
 def _connect() -> sqlite3.Connection:
     db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     db.row_factory = sqlite3.Row
-    db.set_authorizer(_authorize)  # before any statement exists: see `Env.read_only`
     digest.register(db)
     return db
 
