@@ -38,9 +38,24 @@ def test_spilled_events_read_back_and_digest_is_unchanged() -> None:
     assert events[0] == kept[0] and events[-1] == kept[-1] and events[37] == kept[37]
     assert events[5:40] == kept[5:40] and events[90:] == kept[90:]
     assert trajectory.digest() == reference_digest(kept)
-    assert trajectory.to_jsonl() == b"".join(json.dumps(e, sort_keys=True).encode() + b"\n" for e in kept)
+    stored = trajectory.to_jsonl()
+    assert stored.endswith(b"\n") and [json.loads(line) for line in stored.splitlines()] == kept
     clone = trajectory.copy()
     assert clone.digest() == trajectory.digest() and list(clone.events) == kept
+
+
+def test_a_stored_line_is_the_digested_line_with_real_time_added() -> None:
+    trajectory = Trajectory(chunk=2)
+    kept = fill(trajectory, 9)
+    for line, event in zip(trajectory.to_jsonl().splitlines(), kept, strict=True):
+        assert json.loads(line) == event
+        assert reference_digest([json.loads(line)]) == reference_digest([event])
+    bare = Trajectory()
+    bare.events.append({})
+    bare.events.append({"real_time": 1.5})
+    bare.events.append({"seq": 1})
+    expected = [{}, {"real_time": 1.5}, {"seq": 1}]
+    assert [json.loads(line) for line in bare.to_jsonl().splitlines()] == expected
 
 
 def test_memory_stays_flat_over_many_events() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,13 +24,29 @@ CHUNK_EVENTS = 2048
 """Events per chunk; two chunks stay in memory, older ones are spilled."""
 
 
+_STABLE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+"""One encoder for every line (`json.dumps` with options builds a new one per call)."""
+
+
 def _stable_line(event: Event) -> bytes:
     stable = {k: v for k, v in event.items() if k != "real_time"}
-    return json.dumps(stable, sort_keys=True, separators=(",", ":"), default=str).encode() + b"\n"
+    return _STABLE.encode(stable).encode() + b"\n"
+
+
+def _lines(event: Event) -> tuple[bytes, bytes]:
+    """(the stable line the digest hashes, the stored line) from one encoding of the event: the stored line is
+    the stable one with `real_time` spliced in first, so spilling or storing an event costs one `json.dumps`
+    (the encoding was half the cost of a world call once chunks spill)."""
+    stable = _stable_line(event)
+    if "real_time" not in event:
+        return stable, stable
+    value = event["real_time"]
+    real_time = (repr(value) if type(value) is float and math.isfinite(value) else _STABLE.encode(value)).encode()
+    return stable, b'{"real_time":' + real_time + (b"," + stable[1:] if len(stable) > 3 else b"}\n")
 
 
 def _jsonl_line(event: Event) -> bytes:
-    return json.dumps(event, sort_keys=True, default=str).encode() + b"\n"
+    return _lines(event)[1]
 
 
 def trajectory_digest(events: Iterable[Event]) -> str:
@@ -65,10 +82,13 @@ class EventLog(Sequence[Event]):
             self._file = tempfile.TemporaryFile(prefix="agentenv-trajectory-")  # noqa: SIM115 - lives with the log
             self._offsets = [0]
         self._file.seek(self._offsets[-1])
-        lines = b"".join(_jsonl_line(e) for e in events)
-        self._file.write(lines)
+        stored = []
         for event in events:
-            self._hasher.update(_stable_line(event))
+            stable, line = _lines(event)
+            self._hasher.update(stable)
+            stored.append(line)
+        lines = b"".join(stored)
+        self._file.write(lines)
         self._offsets.append(self._offsets[-1] + len(lines))
         self.spilled += len(events)
 
