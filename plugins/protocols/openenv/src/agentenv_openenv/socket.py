@@ -19,7 +19,7 @@ import asyncio
 import json
 from collections import deque
 from collections.abc import Coroutine
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
@@ -67,8 +67,7 @@ class SessionSocket(asyncio.Protocol):
 
     # ---- asyncio.Protocol ----------------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's transports are not asyncio.Transport subclasses
         self.connections.add(self)
 
     def data_received(self, data: bytes) -> None:
