@@ -107,3 +107,106 @@ def test_other_paths_are_refused_and_oversized_messages_close_the_connection(ser
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
 
     asyncio.run(scenario())
+
+
+def client_frame(payload: bytes, opcode: int = 0x1, fin: bool = True, mask: bytes = b"\x5a\x17\xc3\x08") -> bytes:
+    """A masked client frame, built by hand (the library client never sends two frames in one write)."""
+    size = len(payload)
+    first = (0x80 if fin else 0) | opcode
+    if size < 126:
+        head = bytes((first, 0x80 | size))
+    elif size < 1 << 16:
+        head = bytes((first, 0x80 | 126)) + size.to_bytes(2, "big")
+    else:
+        head = bytes((first, 0x80 | 127)) + size.to_bytes(8, "big")
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+async def raw_session(url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(
+        b"GET /ws HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: Upgrade\r\n"
+        b"sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n"
+    )
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 101"), head
+    return reader, writer
+
+
+async def server_frame(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    first, second = await asyncio.wait_for(reader.readexactly(2), 10)
+    size = second & 0x7F
+    if size == 126:
+        size = int.from_bytes(await reader.readexactly(2), "big")
+    elif size == 127:
+        size = int.from_bytes(await reader.readexactly(8), "big")
+    assert not second & 0x80, "a server frame must not be masked"
+    return first & 0x0F, await reader.readexactly(size)
+
+
+def message(kind: str, **data: Any) -> bytes:
+    return json.dumps({"type": kind, "data": data} if data or kind != "state" else {"type": kind}).encode()
+
+
+def test_frames_in_one_write_split_frames_and_long_ones_are_all_answered_in_order(serve: Callable[..., str]) -> None:
+    """Whole text frames take the direct path, anything else the protocol's parser; both kinds interleave."""
+    url = ws_url(serve)
+    long_id = "x" * 200  # a 16-bit length
+
+    async def scenario() -> None:
+        reader, writer = await raw_session(url)
+        writer.write(client_frame(message("reset", episode_id=long_id)) + client_frame(message("step", **LOOK)))
+        replies = [json.loads((await server_frame(reader))[1]) for _ in range(2)]
+        assert replies[0]["data"]["observation"]["info"]["episode_id"] == long_id
+        assert replies[1]["data"]["observation"]["ok"] is True
+        split = client_frame(message("state"))
+        writer.write(split[:5])  # half a frame: the protocol buffers it
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(split[5:] + client_frame(message("step", **LOOK)))
+        state = json.loads((await server_frame(reader))[1])
+        assert state["type"] == "state" and state["data"]["step_count"] == 1
+        assert json.loads((await server_frame(reader))[1])["data"]["observation"]["ok"] is True
+        text = message("step", **LOOK)  # a fragmented message, then a whole one in the same write
+        writer.write(client_frame(text[:7], fin=False) + client_frame(text[7:], opcode=0x0) + client_frame(text))
+        for _ in range(2):
+            assert json.loads((await server_frame(reader))[1])["data"]["observation"]["ok"] is True
+        writer.write(client_frame(message("state")))  # and the direct path again
+        assert json.loads((await server_frame(reader))[1])["data"]["step_count"] == 4
+        writer.close()
+
+    asyncio.run(scenario())
+
+
+def test_invalid_utf8_is_read_as_before_and_a_close_sent_with_messages_ends_cleanly(serve: Callable[..., str]) -> None:
+    url = ws_url(serve)
+
+    async def scenario() -> None:
+        reader, writer = await raw_session(url)  # the direct path declines it; the protocol reads it with U+FFFD
+        writer.write(client_frame(b'{"type": "state", "x": "\xff"}') + client_frame(message("state")))
+        for _ in range(2):
+            opcode, payload = await server_frame(reader)
+            assert opcode == 0x1 and json.loads(payload)["type"] == "state"
+        writer.close()
+
+        reader, writer = await raw_session(url)  # a step and the close frame in one write
+        writer.write(client_frame(message("reset")) + client_frame(message("step", **LOOK)))
+        writer.write(client_frame((1000).to_bytes(2, "big"), opcode=0x8))
+        frames = []
+        while True:
+            opcode, payload = await server_frame(reader)
+            frames.append(opcode)
+            if opcode == 0x8:
+                assert int.from_bytes(payload[:2], "big") == 1000
+                break
+        assert frames[-1] == 0x8 and all(op == 0x1 for op in frames[:-1])
+        assert await asyncio.wait_for(reader.read(), 10) == b""  # the server ended TCP after the handshake
+        writer.close()
+
+        reader, writer = await raw_session(url)  # the server is still well
+        writer.write(client_frame(message("reset")))
+        assert json.loads((await server_frame(reader))[1])["type"] == "observation"
+        writer.close()
+
+    asyncio.run(scenario())

@@ -6,7 +6,9 @@ they pause and resume reading around each message. Measured on a served support-
 more CPU per step than the step's tool call. Here `websockets`' sans-I/O protocol parses the frames, and
 `Session.answer` answers each message within the `data_received` call that brought it; only an answer that must
 wait (grading a final answer, setting up a new seed) runs as a task, the connection's later messages queued
-behind it so that replies keep their order.
+behind it so that replies keep their order. Once the session is open, data made only of whole single-frame text
+messages, and every reply, go through `agentenv_openenv.frames` instead of the protocol's parser and framer
+(anything else still goes to the protocol, which sees a stream that stops and starts at frame boundaries).
 
 What the protocol keeps: the opening handshake (any path but `/ws` is answered 404), pings answered, fragmented
 messages joined, the closing handshake, messages larger than uvicorn's `ws_max_size` refused (close 1009), and
@@ -23,8 +25,10 @@ from typing import Any, ClassVar, cast
 
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
+from websockets.protocol import State
 from websockets.server import ServerProtocol
 
+from agentenv_openenv.frames import client_texts, server_text
 from agentenv_openenv.sessions import CapacityError, Reply, Session, SessionPool, error
 
 PATH = "/ws"
@@ -56,6 +60,9 @@ class SessionSocket(asyncio.Protocol):
         self.session: Session | None = None
         self.inbox: deque[str] = deque()
         self.parts: list[bytes | bytearray | memoryview] = []
+        self.out: list[bytes] = []
+        """Reply frames made here (not by `conn`), written before what `conn` has to send."""
+        self.max_size: int | None = config.ws_max_size
         """The frames so far of a fragmented message."""
         self.waiting: asyncio.Task[None] | None = None
         """The task answering a message that had to wait; later messages stay in `inbox` until it is done."""
@@ -71,14 +78,30 @@ class SessionSocket(asyncio.Protocol):
         self.connections.add(self)
 
     def data_received(self, data: bytes) -> None:
-        self.conn.receive_data(data)
-        for event in self.conn.events_received():
-            if isinstance(event, Request):
-                self._handshake(event)
-            elif isinstance(event, Frame):
-                self._frame(event)
+        plain = client_texts(data, self.max_size) if self._between_frames() else None
+        if plain is not None:
+            for text in plain:
+                self._message(text)
+        else:
+            self.conn.receive_data(data)
+            for event in self.conn.events_received():
+                if isinstance(event, Request):
+                    self._handshake(event)
+                elif isinstance(event, Frame):
+                    self._frame(event)
         self._work()
         self._flush()
+
+    def _between_frames(self) -> bool:
+        """Whether the protocol is open and waits for a new frame (no partial frame or message buffered), so
+        data may skip its parser. Reads two of its attributes; should a `websockets` release rename them, the
+        answer is False and every frame takes the protocol's own path."""
+        return (
+            self.conn.state is State.OPEN
+            and not self.parts
+            and getattr(self.conn, "current_size", 0) is None
+            and len(getattr(self.conn.reader, "buffer", b"?")) == 0
+        )
 
     def eof_received(self) -> bool | None:
         self.conn.receive_eof()
@@ -141,9 +164,12 @@ class SessionSocket(asyncio.Protocol):
         if frame.fin:
             message = b"".join(self.parts)
             self.parts = []
-            self.inbox.append(message.decode("utf-8", "replace"))
-            if len(self.inbox) >= WAITING_MESSAGES:
-                self._pause("inbox")
+            self._message(message.decode("utf-8", "replace"))
+
+    def _message(self, text: str) -> None:
+        self.inbox.append(text)
+        if len(self.inbox) >= WAITING_MESSAGES:
+            self._pause("inbox")
 
     def _work(self) -> None:
         """Answer the waiting messages in order, until one must be awaited."""
@@ -175,17 +201,23 @@ class SessionSocket(asyncio.Protocol):
     def _send(self, reply: Reply) -> None:
         if reply is None:
             self._close()
-        else:
-            self.conn.send_text((reply if isinstance(reply, str) else json.dumps(reply)).encode())
+            return
+        if self.conn.state is not State.OPEN:  # the client's close frame came with its last messages: no data
+            return  # frame may follow a close, so their replies are dropped
+        self.out.append(server_text((reply if isinstance(reply, str) else json.dumps(reply)).encode()))
 
     def _close(self) -> None:
-        self.conn.send_close(1000)
+        if self.conn.state is State.OPEN:
+            self.conn.send_close(1000)
         self.closing = True
 
     def _flush(self) -> None:
         """Write what the protocol has to send; close the connection once the protocol says so."""
         assert self.transport is not None
         chunks = self.conn.data_to_send()
+        if self.out:  # replies first: `conn` may have queued a close after them (or a pong, which may go anywhere)
+            chunks = self.out + chunks
+            self.out = []
         if chunks:
             self.transport.write(b"".join(chunks))
         if b"" in chunks:  # the closing handshake is over (or the connection failed): end TCP
