@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import hashlib
-import json
 import sys
 import tempfile
 import time
@@ -29,7 +27,7 @@ from pathlib import Path
 
 from agentenv_runtime.engine.records import ChunkReader
 from agentenv_runtime.world.build import build_world
-from agentenv_runtime.world.trajectory import Trajectory
+from agentenv_runtime.world.trajectory import Trajectory, trajectory_digest
 from agentenv_runtime.world.world import World
 from agentenv_store_local.objects import FilesystemObjectStore
 
@@ -65,16 +63,6 @@ def call_many(world: World, calls: int, progress: str) -> tuple[float, list[floa
             if i % (calls // 10 or 1) == 0:
                 print(f"  {progress}: {i:,} calls, RSS {samples[-1]:.1f} MiB", flush=True)
     return time.perf_counter() - started, samples
-
-
-def definition_digest(trajectory: Trajectory) -> str:
-    """The digest as defined: every event's JSON without `real_time`, sorted keys, compact, one per line."""
-    hasher = hashlib.sha256()
-    for event in trajectory.events:
-        stable = {k: v for k, v in event.items() if k != "real_time"}
-        hasher.update(json.dumps(stable, sort_keys=True, separators=(",", ":"), default=str).encode())
-        hasher.update(b"\n")
-    return hasher.hexdigest()
 
 
 def main() -> int:
@@ -115,7 +103,7 @@ def main() -> int:
     started = time.perf_counter()
     digest = world.trajectory.digest()
     digest_ms = (time.perf_counter() - started) * 1000
-    expected = definition_digest(world.trajectory)
+    expected = trajectory_digest(world.trajectory.events)  # every event read back and hashed again
     print(
         f"  {events:,} events, {world.trajectory.events.spilled:,} spilled; digest() {digest_ms:.1f} ms; "
         f"equals the definition: {digest == expected}"

@@ -42,7 +42,8 @@ def _lines(event: Event) -> tuple[bytes, bytes]:
         return stable, stable
     value = event["real_time"]
     real_time = (repr(value) if type(value) is float and math.isfinite(value) else _STABLE.encode(value)).encode()
-    return stable, b'{"real_time":' + real_time + (b"," + stable[1:] if len(stable) > 3 else b"}\n")
+    rest = b"}\n" if stable == b"{}\n" else b"," + stable[1:]
+    return stable, b'{"real_time":' + real_time + rest
 
 
 def _jsonl_line(event: Event) -> bytes:

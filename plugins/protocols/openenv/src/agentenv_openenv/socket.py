@@ -60,10 +60,10 @@ class SessionSocket(asyncio.Protocol):
         self.session: Session | None = None
         self.inbox: deque[str] = deque()
         self.parts: list[bytes | bytearray | memoryview] = []
+        """The frames so far of a fragmented message."""
         self.out: list[bytes] = []
         """Reply frames made here (not by `conn`), written before what `conn` has to send."""
         self.max_size: int | None = config.ws_max_size
-        """The frames so far of a fragmented message."""
         self.waiting: asyncio.Task[None] | None = None
         """The task answering a message that had to wait; later messages stay in `inbox` until it is done."""
         self.paused: set[str] = set()
