@@ -16,35 +16,144 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # explicit re-exports for type checkers
-    from agentenv.contracts.trigger import Message as Message
+    from agentenv.contracts import Message as Message
 
+    from agentenv_runtime.engine.bundle import bundle_of_task_file as bundle_of_task_file
+    from agentenv_runtime.engine.bundle import find_bundle as find_bundle
+    from agentenv_runtime.engine.context import CURRENT_STEP as CURRENT_STEP
+    from agentenv_runtime.engine.context import RunContext as RunContext
+    from agentenv_runtime.engine.engine import Engine as Engine
+    from agentenv_runtime.engine.engine import Planned as Planned
+    from agentenv_runtime.engine.engine import StepRecord as StepRecord
+    from agentenv_runtime.engine.engine import score_of as score_of
+    from agentenv_runtime.engine.records import RUNS as RUNS
+    from agentenv_runtime.engine.records import Records as Records
+    from agentenv_runtime.engine.runner import RolloutJob as RolloutJob
+    from agentenv_runtime.engine.runner import TaskRunner as TaskRunner
+    from agentenv_runtime.engine.runner import new_run_id as new_run_id
+    from agentenv_runtime.engine.runner import rollout_jobs as rollout_jobs
+    from agentenv_runtime.engine.runner import rollout_worker as rollout_worker
+    from agentenv_runtime.engine.runners import RolloutRunner as RolloutRunner
+    from agentenv_runtime.engine.task import StepDecl as StepDecl
+    from agentenv_runtime.engine.task import TaskError as TaskError
+    from agentenv_runtime.engine.task import TaskFile as TaskFile
+    from agentenv_runtime.engine.task import ancestors as ancestors
+    from agentenv_runtime.engine.task import read_task as read_task
     from agentenv_runtime.env.artifact import Artifact as Artifact
     from agentenv_runtime.env.artifact import ArtifactError as ArtifactError
     from agentenv_runtime.env.env import Env as Env
     from agentenv_runtime.env.tool import ToolError as ToolError
+    from agentenv_runtime.env.tool import ToolSchemaError as ToolSchemaError
+    from agentenv_runtime.env.tool import ToolSpec as ToolSpec
     from agentenv_runtime.env.tool import tool as tool
+    from agentenv_runtime.sandboxes import RUN_LABEL as RUN_LABEL
+    from agentenv_runtime.sandboxes import NoSandbox as NoSandbox
+    from agentenv_runtime.sandboxes import create_in_chain as create_in_chain
+    from agentenv_runtime.sandboxes import make_provider as make_provider
+    from agentenv_runtime.world import reference_triggers as _reference_triggers
+    from agentenv_runtime.world import triggers as _triggers
+    from agentenv_runtime.world.arguments import ArgumentLimits as ArgumentLimits
+    from agentenv_runtime.world.arguments import argument_problem as argument_problem
+    from agentenv_runtime.world.arguments import safe_text as safe_text
     from agentenv_runtime.world.build import build_world as build_world
+    from agentenv_runtime.world.build import load_artifact_spec as load_artifact_spec
+    from agentenv_runtime.world.build import split_names as split_names
+    from agentenv_runtime.world.card import CARD_PATH as CARD_PATH
+    from agentenv_runtime.world.card import OPERATIONS as OPERATIONS
+    from agentenv_runtime.world.card import build_card as build_card
+    from agentenv_runtime.world.clock import CALENDAR_SECONDS as CALENDAR_SECONDS
+    from agentenv_runtime.world.clock import MAX_RATE as MAX_RATE
+    from agentenv_runtime.world.clock import ClockMode as ClockMode
+    from agentenv_runtime.world.clock import parse_time as parse_time
+    from agentenv_runtime.world.rbac import DEFAULT_ROLE as DEFAULT_ROLE
+    from agentenv_runtime.world.rbac import SYSTEM_ROLE as SYSTEM_ROLE
+    from agentenv_runtime.world.reference_triggers import is_reference_trigger as is_reference_trigger
+    from agentenv_runtime.world.trajectory import Trajectory as Trajectory
+    from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS as BUILTIN_TRIGGER_KINDS
+    from agentenv_runtime.world.triggers import TriggerDef as TriggerDef
+    from agentenv_runtime.world.world import GET_TIME as GET_TIME
+    from agentenv_runtime.world.world import ToolOutcome as ToolOutcome
     from agentenv_runtime.world.world import World as World
+    from agentenv_runtime.world.world import WorldCheckpoint as WorldCheckpoint
     from agentenv_runtime.world.world import WorldError as WorldError
+    from agentenv_runtime.world.world import WorldToolAccess as WorldToolAccess
 
-_HOMES = {
+    # exported under clearer names than their modules give them
+    lookup_path = _triggers.lookup
+    matches_predicate = _triggers.matches
+    translate_reference_trigger = _reference_triggers.translate
+
+_HOMES = {  # public name -> the module that holds it (`module:attribute` where the names differ)
     "Message": "agentenv.contracts.trigger",
+    "bundle_of_task_file": "agentenv_runtime.engine.bundle",
+    "find_bundle": "agentenv_runtime.engine.bundle",
+    "CURRENT_STEP": "agentenv_runtime.engine.context",
+    "RunContext": "agentenv_runtime.engine.context",
+    "Engine": "agentenv_runtime.engine.engine",
+    "Planned": "agentenv_runtime.engine.engine",
+    "StepRecord": "agentenv_runtime.engine.engine",
+    "score_of": "agentenv_runtime.engine.engine",
+    "RUNS": "agentenv_runtime.engine.records",
+    "Records": "agentenv_runtime.engine.records",
+    "RolloutJob": "agentenv_runtime.engine.runner",
+    "TaskRunner": "agentenv_runtime.engine.runner",
+    "new_run_id": "agentenv_runtime.engine.runner",
+    "rollout_jobs": "agentenv_runtime.engine.runner",
+    "rollout_worker": "agentenv_runtime.engine.runner",
+    "RolloutRunner": "agentenv_runtime.engine.runners",
+    "StepDecl": "agentenv_runtime.engine.task",
+    "TaskError": "agentenv_runtime.engine.task",
+    "TaskFile": "agentenv_runtime.engine.task",
+    "ancestors": "agentenv_runtime.engine.task",
+    "read_task": "agentenv_runtime.engine.task",
     "Artifact": "agentenv_runtime.env.artifact",
     "ArtifactError": "agentenv_runtime.env.artifact",
     "Env": "agentenv_runtime.env.env",
     "ToolError": "agentenv_runtime.env.tool",
+    "ToolSchemaError": "agentenv_runtime.env.tool",
+    "ToolSpec": "agentenv_runtime.env.tool",
     "tool": "agentenv_runtime.env.tool",
+    "NoSandbox": "agentenv_runtime.sandboxes",
+    "RUN_LABEL": "agentenv_runtime.sandboxes",
+    "create_in_chain": "agentenv_runtime.sandboxes",
+    "make_provider": "agentenv_runtime.sandboxes",
+    "ArgumentLimits": "agentenv_runtime.world.arguments",
+    "argument_problem": "agentenv_runtime.world.arguments",
+    "safe_text": "agentenv_runtime.world.arguments",
     "build_world": "agentenv_runtime.world.build",
+    "load_artifact_spec": "agentenv_runtime.world.build",
+    "split_names": "agentenv_runtime.world.build",
+    "CARD_PATH": "agentenv_runtime.world.card",
+    "OPERATIONS": "agentenv_runtime.world.card",
+    "build_card": "agentenv_runtime.world.card",
+    "CALENDAR_SECONDS": "agentenv_runtime.world.clock",
+    "ClockMode": "agentenv_runtime.world.clock",
+    "MAX_RATE": "agentenv_runtime.world.clock",
+    "parse_time": "agentenv_runtime.world.clock",
+    "DEFAULT_ROLE": "agentenv_runtime.world.rbac",
+    "SYSTEM_ROLE": "agentenv_runtime.world.rbac",
+    "is_reference_trigger": "agentenv_runtime.world.reference_triggers",
+    "translate_reference_trigger": "agentenv_runtime.world.reference_triggers:translate",
+    "Trajectory": "agentenv_runtime.world.trajectory",
+    "BUILTIN_TRIGGER_KINDS": "agentenv_runtime.world.triggers",
+    "TriggerDef": "agentenv_runtime.world.triggers",
+    "lookup_path": "agentenv_runtime.world.triggers:lookup",
+    "matches_predicate": "agentenv_runtime.world.triggers:matches",
+    "GET_TIME": "agentenv_runtime.world.world",
+    "ToolOutcome": "agentenv_runtime.world.world",
     "World": "agentenv_runtime.world.world",
+    "WorldCheckpoint": "agentenv_runtime.world.world",
     "WorldError": "agentenv_runtime.world.world",
+    "WorldToolAccess": "agentenv_runtime.world.world",
 }
 __all__ = sorted(_HOMES)
 
 
 def __getattr__(name: str) -> Any:
-    module = _HOMES.get(name)
-    if module is None:
+    home = _HOMES.get(name)
+    if home is None:
         raise AttributeError(f"module 'agentenv_runtime' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    module, _, attribute = home.partition(":")
+    value = getattr(importlib.import_module(module), attribute or name)
     globals()[name] = value
     return value
