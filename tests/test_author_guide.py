@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from agentenv import hookspecs
 from agentenv.contracts import TriggerKind
-from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS
+from agentenv_runtime import BUILTIN_TRIGGER_KINDS
 from agentenv_testing.installs import load_file_module
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from importlib.resources import files
 
 import pytest
+from agentenv import get_host, reset_host
 from agentenv.contracts import kinds
-from agentenv.plugins.host import get_host, reset_host
 from agentenv_testing.installs import CliResult
 
 

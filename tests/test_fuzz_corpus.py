@@ -16,8 +16,7 @@ import pytest
 from agentenv_gateway.app import build_app
 from agentenv_gateway.client import McpToolAccess
 from agentenv_gateway.server import serve_in_thread
-from agentenv_runtime.world.build import build_world
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World, build_world
 from agentenv_testing.installs import CliResult
 
 CORPUS = Path(__file__).parent / "fuzz"

@@ -1,5 +1,6 @@
 """The layering the design promises, read from the source (every import counts: module level, inside
-functions and under `TYPE_CHECKING`):
+functions and under `TYPE_CHECKING`, except a package façade's own `TYPE_CHECKING` re-exports when looking for
+cycles, since those never run):
 
 - the kernel imports no other distribution (no runtime, no plugin);
 - `agentenv.contracts` is a leaf: the standard library, pydantic, `agentenv.config` and itself;
@@ -9,54 +10,31 @@ functions and under `TYPE_CHECKING`):
 
 from __future__ import annotations
 
-import ast
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from architecture import ROOT, modules_of, source_roots, top
+from architecture import imports_of as imports_among
 
-ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted([ROOT / "kernel" / "src", ROOT / "runtime" / "src", ROOT / "testing" / "src"])
-SOURCES += sorted(ROOT.glob("plugins/*/*/src"))
+SOURCES = [src for src in source_roots() if src.parts[-3] != "examples"]
 CORE = {"agentenv", "agentenv_runtime", "agentenv_testing"}
 """Packages any plugin may import directly (the kernel, the runtime SDK and the test kits)."""
-
-
-def modules_of(src: Path) -> dict[str, Path]:
-    found = {}
-    for path in src.rglob("*.py"):
-        parts = list(path.relative_to(src).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
-    return found
-
-
 ALL_MODULES = {name: path for src in SOURCES for name, path in modules_of(src).items()}
 
 
 def imports_of(name: str, path: Path) -> set[str]:
-    """Every module `name` imports, resolved to the most specific known module where possible."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            for alias in node.names:
-                candidate = f"{base}.{alias.name}"
-                found.add(candidate if candidate in ALL_MODULES else base)
-    return found
+    return imports_among(name, path, ALL_MODULES)
 
 
 def distribution_graph(src: Path) -> dict[str, set[str]]:
+    """Module -> the modules of its own distribution it imports (a façade's lazy re-exports are not imports)."""
     own = modules_of(src)
-    return {name: {m for m in imports_of(name, path) if m in own and m != name} for name, path in own.items()}
+    return {
+        name: {m for m in imports_among(name, path, ALL_MODULES, executed_only=True) if m in own and m != name}
+        for name, path in own.items()
+    }
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -94,10 +72,6 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
-
-
-def top(module: str) -> str:
-    return module.partition(".")[0]
 
 
 def test_the_kernel_imports_no_other_distribution() -> None:

@@ -9,9 +9,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from agentenv import PluginHost
 from agentenv.contracts import kinds
-from agentenv.plugins.host import PluginHost
-from agentenv_runtime.world.build import build_world
+from agentenv_runtime import build_world
 from agentenv_testing.installs import install_fixture_plugin
 from agentenv_testing.steps import StepConformance
 

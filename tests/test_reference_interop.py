@@ -226,7 +226,7 @@ def their_verdicts(python: Path, url: str, home: Path, token: str | None = None)
 @pytest.mark.parametrize("with_tokens", [False, True])
 def test_their_env_validator_steps_pass_on_our_world(steps_python: Path, tmp_path: Path, with_tokens: bool) -> None:
     from agentenv_gateway.api import build_app, serve_in_thread
-    from agentenv_runtime.world.build import build_world
+    from agentenv_runtime import build_world
 
     tokens = {"support": "tok-s", "control": "tok-c"} if with_tokens else None
     world = build_world("slack,email,helpdesk", artifacts=["acme"], roles={"support": {"deny": ["issue_refund"]}})
@@ -283,7 +283,7 @@ def test_their_mcp_bundles_name_what_does_not_map(example_envs: Path, tmp_path: 
 @contextmanager
 def our_agent() -> Iterator[str]:
     """Our A2A server around an agent kind that answers `echo: PROMPT`."""
-    from agentenv.contracts.agent import AgentKind, AgentResponse
+    from agentenv.contracts import AgentKind, AgentResponse
     from agentenv_a2a.server import build_a2a_app, serve_a2a
 
     class Echo(AgentKind[Any]):

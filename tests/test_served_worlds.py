@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentenv import get_host
 from agentenv.contracts import kinds
-from agentenv.plugins.host import get_host
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from agentenv_testing.tasks import run_task
 
 TASK = "resolve-refund.toml"

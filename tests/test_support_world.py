@@ -6,9 +6,7 @@ These are the worlds issue's "must show" cases, run against the real first-party
 from __future__ import annotations
 
 import pytest
-from agentenv_runtime.world.build import build_world
-from agentenv_runtime.world.card import build_card
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World, build_card, build_world
 
 ROLES = {
     "support": {"tools": ["*"], "deny": ["issue_refund"]},

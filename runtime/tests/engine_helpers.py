@@ -15,11 +15,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from agentenv import validate_contribution
 from agentenv.config import Config
 from agentenv.contracts import NoSettings, Step, kinds
 from agentenv.plugins.discovery import discover
 from agentenv.plugins.host import Entry, PluginHost
-from agentenv.plugins.validate import validate_contribution
 from agentenv_runtime import Env, tool
 from agentenv_runtime.engine.runner import TaskRunner
 from agentenv_runtime.engine.task import TaskFile, read_task

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from agentenv import ContributionError, PluginHost
 from agentenv.contracts import kinds
 from agentenv.plugins import problems as codes
-from agentenv.plugins.host import ContributionError, PluginHost
 from agentenv_runtime.engine.engine import preflight
 from agentenv_runtime.engine.task import TaskError
 from agentenv_testing.installs import install_fixture_plugin, run_cli, run_python, step_module

@@ -37,8 +37,8 @@ REFUND = [
 
 def test_every_step_type_has_a_converter() -> None:
     """The 49 step types carry the reference's names, so each one installed here has a converter."""
+    from agentenv import get_host
     from agentenv.contracts import kinds
-    from agentenv.plugins.host import get_host
 
     installed = set(get_host().usable(kinds.STEPS))
     assert len(installed) == 49 and installed == set(CONVERTERS), sorted(installed ^ set(CONVERTERS))

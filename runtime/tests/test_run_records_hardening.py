@@ -51,8 +51,8 @@ def test_run_ids_do_not_collide_and_records_are_not_overwritten(cli: Path, agent
     done = agentenv("run", str(write_task(TASK, cli / "tasks")), "--json")
     assert done.returncode == 0, done
     run_id = done.json()["tasks"][0]["run_id"]
+    from agentenv import get_host
     from agentenv.config import load_config
-    from agentenv.plugins.host import get_host
 
     records = Records(load_config(), get_host())
     with pytest.raises(StoreError, match="already recorded; refusing to overwrite"):

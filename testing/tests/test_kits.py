@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from agentenv import PluginHost
 from agentenv.contracts import Step, StepContext
 from agentenv.hookspecs import hookimpl
-from agentenv.plugins.host import PluginHost
 from agentenv_runtime import Env, ToolError, tool
 from agentenv_testing.envs import EnvConformance
 from agentenv_testing.steps import StepConformance

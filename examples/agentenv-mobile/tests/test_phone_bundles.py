@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from agentenv.plugins.host import get_host
-from agentenv_runtime.engine.bundle import find_bundle
+from agentenv import get_host
+from agentenv_runtime import find_bundle
 from agentenv_testing.tasks import TaskRuns
 
 CASES = [

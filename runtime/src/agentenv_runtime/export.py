@@ -19,8 +19,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from agentenv import PluginHost
 from agentenv.contracts import kinds
-from agentenv.plugins.host import PluginHost
 
 from agentenv_runtime.engine.bundle import Bundle
 from agentenv_runtime.engine.task import TaskError

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentenv import ContributionError, PluginHost, Problem, canonical
 from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
-from agentenv.plugins.host import ContributionError, PluginHost
-from agentenv.plugins.problems import Problem
-from agentenv.plugins.requirements import canonical
 
 from agentenv_runtime.engine.bundle import Bundle, read_bundle
 from agentenv_runtime.engine.ranges import unmet_ranges

@@ -6,13 +6,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from agentenv.contracts.cli import CliCommand
-from agentenv.contracts.ref import ClassRef
+from agentenv.contracts import ClassRef, CliCommand
 from agentenv.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from agentenv import Problem
     from agentenv.contracts import TriggerKind
-    from agentenv.plugins.problems import Problem
 
 _TRIGGERS = "agentenv_runtime.world.triggers"
 _CLI = "agentenv_runtime.cli"
@@ -51,7 +50,7 @@ def agentenv_register_cli_commands() -> list[CliCommand]:
 
 @hookimpl
 def agentenv_check_install(without: str | None) -> list[Problem]:
-    from agentenv.plugins.host import get_host
+    from agentenv import get_host
 
     from agentenv_runtime.install_check import install_problems
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentenv import PluginHost
 from agentenv.config import Config
-from agentenv.plugins.host import PluginHost
 
 from agentenv_runtime.engine.records import open_store
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agentenv.config import Config
-from agentenv.contracts import Sandbox, SandboxProvider, SandboxSpec, SpecRefused, kinds
-from agentenv.contracts.registry import Registries
+from agentenv.contracts import Registries, Sandbox, SandboxProvider, SandboxSpec, SpecRefused, kinds
 from pydantic import ValidationError
 
 RUN_LABEL = "agentenv.run"

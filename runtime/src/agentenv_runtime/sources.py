@@ -10,7 +10,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from agentenv.plugins.host import PluginHost
+from agentenv import PluginHost
 
 from agentenv_runtime.engine.bundle import Bundle, find_bundle, read_bundle
 from agentenv_runtime.engine.task import TaskError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentenv.contracts.base import contribution_problem
+from agentenv.contracts import contribution_problem
 from pydantic import BaseModel, ValidationError
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, ClassVar
 
-from agentenv.contracts.agent import AgentKind, AgentResponse
-from agentenv_runtime.world.world import World
+from agentenv.contracts import AgentKind, AgentResponse
+from agentenv_runtime import World
 
 from agentenv_testing._contract import refuses_unknown_fields, valid_contribution
 from agentenv_testing.triggers import CounterEnv

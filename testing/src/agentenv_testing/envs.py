@@ -17,9 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from agentenv.contracts.base import contribution_problem
-from agentenv_runtime.env.env import Env
-from agentenv_runtime.world.world import World
+from agentenv.contracts import contribution_problem
+from agentenv_runtime import Env, World
 
 
 class EnvConformance:

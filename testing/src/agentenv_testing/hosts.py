@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from importlib.metadata import packages_distributions
 
-from agentenv.plugins.host import PluginHost
-from agentenv.plugins.info import PluginInfo
+from agentenv import PluginHost, PluginInfo
 
 
 def host_of(*plugins: object) -> PluginHost:

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from agentenv import PluginHost
     from agentenv.config import Config
-    from agentenv.plugins.host import PluginHost
 
     from agentenv_testing.installs import CliResult
     from agentenv_testing.services import LoopbackService
@@ -61,7 +61,7 @@ def agentenv_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
 
 @pytest.fixture
 def agentenv_host() -> Iterator[PluginHost]:
-    from agentenv.plugins.host import get_host, reset_host
+    from agentenv import get_host, reset_host
 
     reset_host()
     yield get_host()
@@ -84,8 +84,7 @@ def agentenv_runs(tmp_path: Path) -> TaskRuns:
 
 @pytest.fixture
 def plugin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    from agentenv.plugins.compat import installed_version
-    from agentenv.plugins.host import reset_host
+    from agentenv import installed_version, reset_host
 
     root = tmp_path / "site"
     root.mkdir()
@@ -102,8 +101,7 @@ def plugin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
 
 @pytest.fixture
 def agentenv_cli(capsys: pytest.CaptureFixture[str]) -> Iterator[Callable[..., CliResult]]:
-    from agentenv.cli.main import main
-    from agentenv.plugins.host import reset_host
+    from agentenv import main, reset_host
 
     from agentenv_testing.installs import CliResult
 

@@ -28,7 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agentenv.contracts.sandbox import NetworkPolicy, Sandbox, SandboxProvider, SandboxSpec, SpecRefused
+from agentenv.contracts import NetworkPolicy, Sandbox, SandboxProvider, SandboxSpec, SpecRefused
 
 from agentenv_testing.services import free_port
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from agentenv.contracts.base import contribution_problem
-from agentenv.contracts.step import Step
+from agentenv.contracts import Step, contribution_problem
 
 from agentenv_testing._contract import refuses_unknown_fields
 

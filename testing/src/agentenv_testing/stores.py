@@ -32,7 +32,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar, cast
 
-from agentenv.contracts.store import DocumentStore, ImageStore, ObjectStore, SecretStore
+from agentenv.contracts import DocumentStore, ImageStore, ObjectStore, SecretStore
 
 from agentenv_testing.faults import Fault, FaultProxy
 

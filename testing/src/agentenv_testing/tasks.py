@@ -16,10 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentenv import PluginHost, get_host
 from agentenv.config import Config, load_config
-from agentenv.plugins.host import PluginHost, get_host
-from agentenv_runtime.engine.runner import TaskRunner
-from agentenv_runtime.engine.task import TaskFile, read_task
+from agentenv_runtime import TaskFile, TaskRunner, read_task
 
 
 def temporary_config(tmp_path: Path) -> Config:

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from agentenv.contracts.trigger import TriggerKind
-from agentenv_runtime.env.env import Env
-from agentenv_runtime.env.tool import tool
-from agentenv_runtime.world.world import World
+from agentenv.contracts import TriggerKind
+from agentenv_runtime import Env, World, tool
 
 from agentenv_testing._contract import refuses_unknown_fields, valid_contribution
 

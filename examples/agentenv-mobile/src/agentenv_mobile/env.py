@@ -12,7 +12,7 @@ import re
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
-from agentenv.contracts.trigger import Message
+from agentenv.contracts import Message
 from agentenv_runtime import Env, ToolError, tool
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -10,8 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Annotated, Any
 
 import pytest
-from agentenv_runtime import Artifact, Env, ToolError, tool
-from agentenv_runtime.world.world import World, WorldToolAccess
+from agentenv_runtime import Artifact, Env, ToolError, World, WorldToolAccess, tool
 from pydantic import Field
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from agentenv_agents.llm import LlmAgent, LlmAgentError
-from agentenv_runtime.world.world import World, WorldToolAccess
+from agentenv_runtime import World, WorldToolAccess
 from pydantic import ValidationError
 
 KEY = "sk-test-secret-123"

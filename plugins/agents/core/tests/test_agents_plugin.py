@@ -6,9 +6,8 @@ import subprocess
 import sys
 from importlib.metadata import entry_points
 
+from agentenv import PluginHost, validate_contribution
 from agentenv.contracts import AgentKind, kinds
-from agentenv.plugins.host import PluginHost
-from agentenv.plugins.validate import validate_contribution
 from agentenv_agents import plugin
 
 

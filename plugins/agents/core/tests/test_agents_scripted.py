@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from agentenv_agents.scripted import PolicyError, ScriptedAgent
-from agentenv_runtime.world.world import World, WorldToolAccess
+from agentenv_runtime import World, WorldToolAccess
 from pydantic import ValidationError
 
 DANA_POLICY = """

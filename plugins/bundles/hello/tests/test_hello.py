@@ -5,9 +5,9 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
+from agentenv import get_host
 from agentenv.contracts import kinds
-from agentenv.plugins.host import get_host
-from agentenv_runtime.engine.bundle import find_bundle
+from agentenv_runtime import find_bundle
 from agentenv_testing.tasks import TaskRuns
 
 DECLARED = {"agentenv-runtime", "agentenv-store-local", "agentenv-steps", "agentenv-slack", "agentenv-agents"}

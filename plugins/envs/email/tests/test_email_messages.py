@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from agentenv.contracts.trigger import Message
+from agentenv.contracts import Message
 from agentenv_email.env import EmailEnv
 from agentenv_runtime import ToolError
 

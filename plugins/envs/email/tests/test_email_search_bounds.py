@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentenv_runtime.world.build import build_world
+from agentenv_runtime import build_world
 
 
 def test_long_and_many_word_searches_are_refused_with_the_field() -> None:

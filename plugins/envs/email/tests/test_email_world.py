@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from agentenv_email.env import EmailEnv
-from agentenv_runtime import Artifact
-from agentenv_runtime.world.world import World
+from agentenv_runtime import Artifact, World
 
 DANA = "dana.kim@example.com"
 

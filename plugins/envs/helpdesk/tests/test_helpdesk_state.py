@@ -8,7 +8,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-from agentenv.contracts.trigger import Message
+from agentenv.contracts import Message
 from agentenv_helpdesk import verify
 from agentenv_helpdesk.env import HelpdeskEnv
 from agentenv_runtime import ToolError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from agentenv.contracts.trigger import Message
+from agentenv.contracts import Message
 from agentenv_runtime import ToolError
 
 SAM_POST = "1795512600.000100"

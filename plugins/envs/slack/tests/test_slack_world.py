@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World
 from agentenv_slack.env import SlackEnv
 
 SAM_POST = "1795512600.000100"

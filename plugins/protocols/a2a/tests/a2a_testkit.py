@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, ClassVar
 
-from agentenv.contracts.agent import AgentKind, AgentResponse, ToolAccess
+from agentenv import PluginHost
+from agentenv.contracts import AgentKind, AgentResponse, ToolAccess
 from agentenv.hookspecs import hookimpl
-from agentenv.plugins.host import PluginHost
-from agentenv_runtime import Env
-from agentenv_runtime.env.tool import ToolError, tool
-from agentenv_runtime.world.world import World, WorldToolAccess
+from agentenv_runtime import Env, ToolError, World, WorldToolAccess, tool
 from agentenv_testing.hosts import host_of
 
 

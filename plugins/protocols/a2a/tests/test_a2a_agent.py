@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from a2a_testkit import EchoAgent, notes_world
-from agentenv.contracts.agent import AgentResponse
+from agentenv.contracts import AgentResponse
 from agentenv_a2a.agent import A2aAgent, A2aError, A2aSettings
 from agentenv_a2a.parts import parts_from_response, response_from_parts
 from agentenv_a2a.server import build_a2a_app, serve_a2a

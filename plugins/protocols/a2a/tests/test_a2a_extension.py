@@ -10,7 +10,7 @@ import pytest
 from a2a_testkit import EchoAgent
 from agentenv_a2a.agent import A2aAgent
 from agentenv_a2a.server import build_a2a_app, serve_a2a
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World
 
 URI = "urn:agentenv:agent-config/v1"
 

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from agentenv_gateway.app import build_app
 from agentenv_gateway.server import serve_in_thread
-from agentenv_runtime.world.build import build_world
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World, build_world
 
 ROLES = {"support": {"tools": ["*"], "deny": ["issue_refund"]}, "billing_lead": {"tools": ["*"]}}
 TOKENS = {"support": "tok-support", "billing_lead": "tok-billing", "control": "tok-control"}

@@ -7,11 +7,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from agentenv import get_host
 from agentenv.contracts import kinds
-from agentenv.plugins.host import get_host
 from agentenv_gateway.client import McpToolAccess, RemoteUnavailable, RemoteWorld, mcp_outcome, wait_for_card
-from agentenv_runtime.world.build import build_world
-from agentenv_runtime.world.world import World, WorldError
+from agentenv_runtime import World, WorldError, build_world
 
 # The same roles and tokens as conftest's served world (pytest's importlib mode cannot import conftest).
 ROLES = {"support": {"tools": ["*"], "deny": ["issue_refund"]}, "billing_lead": {"tools": ["*"]}}
@@ -123,7 +122,7 @@ def test_state_snapshot_restore_reset_export_and_env_queries(served: Any, remote
 def test_loading_into_a_mirror_env_loads_the_served_env() -> None:
     from agentenv_gateway.app import build_app
     from agentenv_gateway.server import serve_in_thread
-    from agentenv_runtime.env.artifact import Artifact
+    from agentenv_runtime import Artifact
 
     world = build_world("slack,email,helpdesk", roles=ROLES)  # served without data
     with serve_in_thread(build_app(world, tokens=TOKENS)) as url:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agentenv_gateway.app import build_app
 from agentenv_gateway.server import serve_in_thread
-from agentenv_runtime.world.build import build_world
+from agentenv_runtime import build_world
 
 TOKEN = "tok-fuzz"
 CONFIG = Path(__file__).with_name("schemathesis.toml")

@@ -21,8 +21,7 @@ from agentenv_gateway.app import build_app
 from agentenv_gateway.client import McpToolAccess
 from agentenv_gateway.limits import GatewayLimits, LimitsError
 from agentenv_gateway.server import serve_in_thread
-from agentenv_runtime import Env, tool
-from agentenv_runtime.world.world import World, WorldError
+from agentenv_runtime import Env, World, WorldError, tool
 
 CONTROL = {"authorization": "Bearer tok-control"}
 SUPPORT = {"authorization": "Bearer tok-support"}

@@ -34,7 +34,7 @@ from agentenv_protocol import (
 )
 from agentenv_protocol import client as ref
 from agentenv_protocol.types import FileWithBytes, FileWithUri
-from agentenv_runtime.env.env import Env
+from agentenv_runtime import Env
 
 ENVS = ("slack", "email", "helpdesk")
 EXT = "urn:agentenv:{}/v1"
@@ -71,7 +71,7 @@ def _acme_file_part(env: str) -> FilePart:
 
 
 def _env_class(name: str) -> type[Env]:
-    from agentenv_runtime.world.build import build_world
+    from agentenv_runtime import build_world
 
     return type(build_world(name).envs[name])
 
@@ -127,7 +127,7 @@ def test_add_data_by_uri_and_text(open_world: Any) -> None:
 
 
 def _one_channel() -> dict[str, Any]:
-    from agentenv_runtime.world.build import build_world
+    from agentenv_runtime import build_world
 
     return dict(build_world("slack", artifacts=["acme"]).envs["slack"].export()["conversations"][0])
 

@@ -13,7 +13,7 @@ import pytest
 from agentenv_gateway.app import build_app
 from agentenv_gateway.server import serve_in_thread
 from agentenv_gateway.upstream import UpstreamError, parse_upstream
-from agentenv_runtime.world.build import build_world
+from agentenv_runtime import build_world
 
 SERVER = Path(__file__).with_name("upstream_server.py")
 COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVER))}"

@@ -13,7 +13,7 @@ import pytest
 from agentenv_rl.episode import Episode, make
 from agentenv_rl.policy import agent_of_kind, play
 from agentenv_rl.split import EpisodeError
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from agentenv_testing.installs import CliResult
 
 REFUND = {"order_id": "ORD-5001", "amount": 89.99, "reason": "boots arrived damaged"}

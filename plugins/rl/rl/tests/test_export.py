@@ -110,10 +110,10 @@ def test_export_streams_one_run_at_a_time(tmp_path: Path) -> None:
     import io
     import tracemalloc
 
+    from agentenv import get_host
     from agentenv.config import load_config
-    from agentenv.plugins.host import get_host
     from agentenv_rl.export import rows, write_jsonl
-    from agentenv_runtime.engine.records import Records
+    from agentenv_runtime import Records
 
     records = Records(load_config(), get_host())
     padding = "x" * 100_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agentenv.contracts.sandbox import SandboxProvider
+from agentenv.contracts import SandboxProvider
 from agentenv_docker.provider import DockerProvider
 from agentenv_testing.sandboxes import SandboxProviderConformance
 

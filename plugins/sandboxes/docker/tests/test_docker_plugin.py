@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agentenv import PluginHost
 from agentenv.contracts import kinds
-from agentenv.plugins.host import PluginHost
 from agentenv_docker.base_image import host_mirror, host_suite, main
 from agentenv_docker.settings import build_command, is_local_base
 

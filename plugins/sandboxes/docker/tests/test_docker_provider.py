@@ -10,7 +10,7 @@ import urllib.request
 from typing import Any
 
 import pytest
-from agentenv.contracts.sandbox import NetworkPolicy, SandboxSpec, SpecRefused
+from agentenv.contracts import NetworkPolicy, SandboxSpec, SpecRefused
 from agentenv_docker.provider import DockerProvider
 from agentenv_docker.sandbox import DockerSandbox
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from agentenv_docker.provider import DockerProvider
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from agentenv_testing.tasks import run_task
 
 WEB_DOCKERFILE = """\

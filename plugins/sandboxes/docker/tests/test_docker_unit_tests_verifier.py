@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentenv import PluginHost
 from agentenv.contracts import kinds
-from agentenv.plugins.host import PluginHost
 from agentenv_docker.provider import DockerProvider
 from agentenv_docker.unit_tests import RunContainerUnitTestsVerifier
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from agentenv_testing.tasks import run_task, temporary_config
 
 TESTS = """\

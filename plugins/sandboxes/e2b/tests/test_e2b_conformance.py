@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agentenv.contracts.sandbox import SandboxProvider
+from agentenv.contracts import SandboxProvider
 from agentenv_e2b.provider import E2BProvider
 from agentenv_e2b_standin import E2BStandIn  # loaded by conftest.py
 from agentenv_testing.sandboxes import SandboxProviderConformance

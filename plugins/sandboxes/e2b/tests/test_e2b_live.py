@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from agentenv.contracts.sandbox import SandboxProvider
+from agentenv.contracts import SandboxProvider
 from agentenv_e2b.provider import E2BProvider
 from agentenv_testing.sandboxes import SandboxProviderConformance
 

@@ -6,8 +6,7 @@ import subprocess
 import sys
 from importlib.metadata import entry_points
 
-from agentenv.contracts.base import contribution_problem
-from agentenv.contracts.sandbox import SandboxProvider
+from agentenv.contracts import SandboxProvider, contribution_problem
 
 
 def test_entry_point_registers_the_provider():

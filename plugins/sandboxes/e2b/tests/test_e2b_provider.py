@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agentenv.contracts.sandbox import NetworkPolicy, SandboxSpec, SpecRefused
+from agentenv.contracts import NetworkPolicy, SandboxSpec, SpecRefused
 from agentenv_e2b.provider import E2BProvider, E2BSandbox
 from agentenv_e2b.settings import MANAGED
 from agentenv_e2b_standin import E2BStandIn  # loaded by conftest.py

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agentenv.contracts.sandbox import SandboxProvider
+from agentenv.contracts import SandboxProvider
 from agentenv_sandbox_local.inline import InlineProvider
 from agentenv_sandbox_local.process import ProcessProvider
 from agentenv_testing.sandboxes import SandboxProviderConformance

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentenv.contracts.sandbox import SandboxSpec
+from agentenv.contracts import SandboxSpec
 from agentenv_sandbox_local.inline import InlineProvider
 
 OWNER = (

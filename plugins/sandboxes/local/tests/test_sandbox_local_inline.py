@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv.contracts.sandbox import NetworkPolicy, SandboxSpec, SpecRefused
+from agentenv.contracts import NetworkPolicy, SandboxSpec, SpecRefused
 from agentenv_sandbox_local.inline import InlineProvider, InlineSandbox, default_state_dir
 from pydantic import ValidationError
 

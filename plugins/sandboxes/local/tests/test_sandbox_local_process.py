@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from agentenv.contracts.sandbox import SandboxSpec
+from agentenv.contracts import SandboxSpec
 from agentenv_sandbox_local.process import ProcessProvider, ProcessSandbox
 from agentenv_sandbox_local.procs import process_alive
 
@@ -139,7 +139,7 @@ def test_prune_from_another_process_kills_a_crashed_runs_server(tmp_path: Path) 
 
 
 def test_refusals_name_the_process_provider(tmp_path: Path) -> None:
-    from agentenv.contracts.sandbox import SpecRefused
+    from agentenv.contracts import SpecRefused
 
     with pytest.raises(SpecRefused, match=r"process .*image='python:3.11'"):
         provider(tmp_path).create(SandboxSpec(image="python:3.11"))

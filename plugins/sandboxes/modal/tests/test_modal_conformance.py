@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from agentenv.contracts.sandbox import SandboxProvider
+from agentenv.contracts import SandboxProvider
 from agentenv_modal.provider import ModalProvider, ModalVmProvider
 from agentenv_testing.sandboxes import SandboxProviderConformance
 

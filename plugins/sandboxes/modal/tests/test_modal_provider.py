@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from agentenv.contracts.sandbox import NetworkPolicy, SandboxSpec, SpecRefused
+from agentenv.contracts import NetworkPolicy, SandboxSpec, SpecRefused
 from agentenv_modal.provider import PROVIDER_TAG, ModalProvider, ModalSandbox, ModalVmProvider
 from modal_proto import api_pb2
 from standin.server import ModalStandin

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from agentenv import get_host
 from agentenv.contracts import kinds
-from agentenv.plugins.host import get_host
 from agentenv_testing.tasks import temporary_config
 
 
@@ -26,7 +26,7 @@ def inline_config(tmp_path):
 @pytest.fixture
 def made(monkeypatch) -> dict[str, Any]:
     """Every resource a run registers, by step id (kept after the run ends)."""
-    from agentenv_runtime.engine.context import RunContext
+    from agentenv_runtime import RunContext
 
     found: dict[str, Any] = {}
     original = RunContext.add_resource

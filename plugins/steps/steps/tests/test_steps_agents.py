@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from agentenv_testing.tasks import temporary_config
 from steps_taskkit import calls, clock, deploy, prompt, scripted, task
 
@@ -233,7 +233,7 @@ def test_without_a_model_the_scripted_reply_text_is_sent(runs, tmp_path: Path, c
 
 
 def test_an_llm_agent_without_a_model_is_refused_before_the_task_starts(runs, tmp_path: Path):
-    from agentenv_runtime.engine.task import TaskError
+    from agentenv_runtime import TaskError
 
     steps = (deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "kind": "llm"}, prompt("ask", "agent"))
     with pytest.raises(TaskError, match=r"step 'agent' \(deploy_agent\): field `kind`: an `llm` agent needs a model"):

@@ -7,7 +7,7 @@ import hashlib
 import json
 
 import pytest
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from steps_morekit import inline_config, sandbox  # noqa: F401 - pytest fixtures
 from steps_taskkit import deploy, prompt, scripted, task
 

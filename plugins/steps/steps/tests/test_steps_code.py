@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from steps_morekit import inline_config, sandbox  # noqa: F401 - pytest fixtures
 from steps_taskkit import deploy, prompt, scripted, task
 
@@ -22,7 +22,7 @@ def served_slack():
     pytest.importorskip("agentenv_gateway")
     from agentenv_gateway.app import build_app
     from agentenv_gateway.server import serve_in_thread
-    from agentenv_runtime.world.build import build_world
+    from agentenv_runtime import build_world
 
     world = build_world("slack", artifacts=["acme"])
     with serve_in_thread(build_app(world), "127.0.0.1", 0) as url:

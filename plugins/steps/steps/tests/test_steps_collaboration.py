@@ -8,7 +8,7 @@ import threading
 import time
 
 import pytest
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from agentenv_testing.tasks import temporary_config
 from steps_morekit import made  # noqa: F401 - pytest fixtures
 from steps_taskkit import deploy, prompt, scripted, task

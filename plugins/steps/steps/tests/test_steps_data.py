@@ -6,8 +6,7 @@ import hashlib
 import json
 
 import pytest
-from agentenv_runtime.engine.task import TaskError
-from agentenv_runtime.env.artifact import Artifact
+from agentenv_runtime import Artifact, TaskError
 from steps_taskkit import calls, clock, deploy, prompt, scripted, task
 
 POST = {"call": "post_message", "args": {"channel": "#general", "text": "saved state"}, "expect": "ok"}

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from agentenv_runtime import Env
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import Env, TaskError
 from agentenv_steps import deploy as deploy_module
 from steps_taskkit import calls, clock, deploy, prompt, scripted, task
 
@@ -270,7 +269,7 @@ def test_preflight_names_step_and_field(runs, fields, where):
 
 
 def test_teardown_forgets_the_world(runs, monkeypatch):
-    from agentenv_runtime.engine.context import RunContext
+    from agentenv_runtime import RunContext
 
     seen = {}
     original = RunContext.teardown_all

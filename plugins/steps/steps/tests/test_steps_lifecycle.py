@@ -7,7 +7,7 @@ import json
 import socket
 
 import pytest
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from steps_morekit import inline_config, made, sandbox  # noqa: F401 - pytest fixtures
 from steps_taskkit import calls, deploy, prompt, scripted, task
 
@@ -19,7 +19,7 @@ def operator_url():
     pytest.importorskip("a2a")
     from agentenv_a2a.server import build_a2a_app, serve_a2a
     from agentenv_agents.scripted import ScriptedAgent
-    from agentenv_runtime.world.build import build_world
+    from agentenv_runtime import build_world
 
     world = build_world("slack", artifacts=["acme"])
     policy = {"turn": [{"actions": [{"say": "Operator here: approved ({{ prompt }})"}]}]}

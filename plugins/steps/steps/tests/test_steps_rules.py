@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from steps_taskkit import calls, clock, deploy, prompt, scripted, task
 
 POST_AT_TEN = {

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from agentenv import get_host
 from agentenv.contracts import kinds
-from agentenv.plugins.host import get_host
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from agentenv_testing.tasks import temporary_config
 from steps_taskkit import task
 
@@ -27,7 +27,7 @@ def inline_config(tmp_path):
 
 
 def test_inline_sandbox_is_created_labelled_and_torn_down(runs, step, tmp_path, inline_config, monkeypatch):
-    from agentenv_runtime.engine.context import RunContext
+    from agentenv_runtime import RunContext
 
     made = {}
     original = RunContext.add_resource

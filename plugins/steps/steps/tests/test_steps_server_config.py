@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from steps_taskkit import calls, deploy, prompt, scripted, task
 
 POST = {"call": "post_message", "args": {"channel": "#general", "text": "attempt"}, "save": "posted"}

@@ -15,8 +15,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from agentenv.contracts import AgentKind, AgentResponse, ToolAccess
-from agentenv_runtime import Env
-from agentenv_runtime.env.tool import tool
+from agentenv_runtime import Env, tool
 
 
 # ---- a tiny world for served agents --------------------------------------------------------------------
@@ -113,7 +112,7 @@ def serve_llm_agent(model_url: str) -> Iterator[tuple[str, Any]]:
     """An `llm` agent (on the stand-in model) acting in a memo world, served by agentenv-a2a."""
     from agentenv_a2a.server import build_a2a_app, serve_a2a
     from agentenv_agents.llm import LlmAgent
-    from agentenv_runtime.world.world import World
+    from agentenv_runtime import World
 
     world = World([MemoEnv()], roles={"clerk": {"tools": ["*"]}})
     agent = LlmAgent({"base_url": model_url, "model": "stand-in", "system_prompt": ""})

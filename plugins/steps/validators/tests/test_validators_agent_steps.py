@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from agent_validators_testkit import policy, serve_llm_agent, serve_model, serve_plain
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 
 ALL = (
     "verify_a2a_agent_card",

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from validators_testkit import ALL, served, world_step
 
 CHECKS = (
@@ -95,7 +95,7 @@ def test_reset_empty_semantics_fail_against_agentenv_gateway(run: Any) -> None:
 
 
 def test_spec_file_mismatches_are_named(run: Any, tmp_path: Path) -> None:
-    from agentenv_runtime.world.build import build_world
+    from agentenv_runtime import build_world
 
     tools = build_world(["slack"]).list_tools()
     by_name = {t["name"]: json.loads(json.dumps(t)) for t in tools}

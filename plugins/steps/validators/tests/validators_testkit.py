@@ -12,9 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from agentenv.contracts import Step, StepFailed
-from agentenv_runtime import Env, tool
-from agentenv_runtime.world.build import build_world
-from agentenv_runtime.world.world import World
+from agentenv_runtime import Env, World, build_world, tool
 from pydantic import BaseModel, ConfigDict, Field
 
 ACME = ["acme"]

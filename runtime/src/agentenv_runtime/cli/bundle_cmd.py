@@ -6,8 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from agentenv.cli.output import fail, print_json
-from agentenv.plugins.host import get_host
+from agentenv import fail, get_host, print_json
 
 from agentenv_runtime.engine.task import TaskError
 from agentenv_runtime.export import export_bundle

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from agentenv.cli.output import fail, print_json, print_table
+from agentenv import fail, get_host, print_json, print_table
 from agentenv.contracts import kinds
-from agentenv.plugins.host import get_host
 
 from agentenv_runtime.env.artifact import ArtifactError
 from agentenv_runtime.env.tool import ToolSchemaError

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from agentenv.cli.output import fail
+from agentenv import fail
 
 from agentenv_runtime.scaffold import KINDS, ScaffoldError, scaffold
 

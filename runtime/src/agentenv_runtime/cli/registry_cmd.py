@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from agentenv.cli.output import fail, print_json, print_table
+from agentenv import fail, get_host, print_json, print_table
 from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
-from agentenv.plugins.host import get_host
 
 from agentenv_runtime.registry import KINDS, Registry, RegistryError
 

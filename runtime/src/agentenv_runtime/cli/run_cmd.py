@@ -16,11 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentenv.cli.main import collect_garbage_again
-from agentenv.cli.output import fail, print_json, print_table
+from agentenv import collect_garbage_again, fail, get_host, print_json, print_table
 from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
-from agentenv.plugins.host import get_host
 
 from agentenv_runtime.engine.bundle import Bundle, bundle_of_task_file, is_file
 from agentenv_runtime.engine.engine import StepRecord

@@ -7,9 +7,8 @@ import time
 from typing import Annotated, Any
 
 import typer
-from agentenv.cli.output import fail, print_json, print_table
+from agentenv import fail, get_host, print_json, print_table
 from agentenv.config import ConfigError, load_config
-from agentenv.plugins.host import get_host
 
 from agentenv_runtime.engine.records import Records, StoreError
 from agentenv_runtime.engine.runner import combine_digests

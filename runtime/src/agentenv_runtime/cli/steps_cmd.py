@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from agentenv.cli.output import fail, print_json, print_table
+from agentenv import fail, get_host, print_json, print_table
 from agentenv.contracts import kinds
-from agentenv.plugins.host import get_host
 
 app = typer.Typer(help="Installed step types and their fields.", no_args_is_help=True, add_completion=False)
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from agentenv import get_host
 from agentenv.contracts import kinds
-from agentenv.plugins.host import get_host
 
 from agentenv_runtime.engine.task import task_json_schema
 
@@ -48,7 +48,7 @@ def import_task(
     """
     import json
 
-    from agentenv.cli.output import fail
+    from agentenv import fail
 
     from agentenv_runtime.engine.importer import ReferenceTaskError, import_reference_task
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentenv import PluginHost
 from agentenv.contracts import kinds
-from agentenv.plugins.host import PluginHost
 
 from agentenv_runtime.engine.ranges import unmet_ranges
 from agentenv_runtime.engine.task import TaskError

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agentenv import PluginHost
 from agentenv.config import Config
 from agentenv.contracts import ObjectStore, StepFailed
-from agentenv.plugins.host import PluginHost
 
 R = TypeVar("R")
 CURRENT_STEP: ContextVar[str] = ContextVar("agentenv_current_step", default="")

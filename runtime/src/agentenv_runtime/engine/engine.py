@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentenv import PluginHost
 from agentenv.contracts import Step, StepFailed, kinds
-from agentenv.plugins.host import PluginHost
 from pydantic import BaseModel, ValidationError
 
 from agentenv_runtime.engine.context import CURRENT_STEP, RunContext

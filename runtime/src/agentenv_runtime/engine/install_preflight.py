@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentenv import PluginHost
 from agentenv.contracts import kinds
-from agentenv.plugins.host import PluginHost
 from pydantic import ValidationError
 
 from agentenv_runtime.engine.task import StepDecl, TaskFile

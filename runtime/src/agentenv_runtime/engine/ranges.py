@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 import os
 
-from agentenv.plugins.cache import cached
-from agentenv.plugins.host import PluginHost
+from agentenv import PluginHost, cached
 
 from agentenv_runtime.engine.task import TaskError
 
@@ -28,7 +27,7 @@ def unmet_ranges(ranges: dict[str, str], host: PluginHost | None, where: str) ->
 
 
 def _unmet(ranges: dict[str, str], known: dict[str, str], where: str) -> list[tuple[str, str, str | None]]:
-    from agentenv.plugins.compat import installed_version
+    from agentenv import installed_version
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import Version
 

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agentenv import PluginHost
 from agentenv.config import Config, ConfigError, is_secret, resolve
 from agentenv.contracts import DocumentStore, ObjectStore, kinds
-from agentenv.plugins.host import PluginHost
 from pydantic import ValidationError
 
 RUNS = "runs"

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agentenv import PluginHost
 from agentenv import __version__ as KERNEL_VERSION
 from agentenv.config import Config
-from agentenv.plugins.host import PluginHost
 
 from agentenv_runtime.engine.context import CURRENT_STEP, RunContext
 from agentenv_runtime.engine.engine import Engine, Planned, StepRecord, preflight, score_of
@@ -256,8 +256,8 @@ RolloutJob = tuple[str, str | None, str | None, list[int], dict[str, Any]]
 
 def rollout_worker(job: RolloutJob) -> list[dict[str, Any]]:
     """One worker process: its own plugin host, config and stores; runs its share of the seeds in order."""
+    from agentenv import get_host
     from agentenv.config import load_config
-    from agentenv.plugins.host import get_host
 
     from agentenv_runtime.engine.task import read_task
 

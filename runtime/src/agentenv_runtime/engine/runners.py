@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentenv.contracts.base import Contribution
+from agentenv.contracts import Contribution
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_runtime.engine.task import TaskFile

@@ -16,8 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self
 
-from agentenv.contracts.env import Environment
-from agentenv.contracts.trigger import Message
+from agentenv.contracts import Environment, Message
 from pydantic import BaseModel, ValidationError
 
 from agentenv_runtime.env import digest

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentenv import ContributionError, PluginHost, get_host
 from agentenv.contracts import kinds
-from agentenv.plugins.host import ContributionError, PluginHost, get_host
 
 from agentenv_runtime.env.artifact import ArtifactError
 from agentenv_runtime.env.env import Env

@@ -11,7 +11,7 @@ import re
 from datetime import datetime, time, timedelta
 from typing import Any, ClassVar, Literal
 
-from agentenv.contracts.trigger import ToolCallEvent, TriggerKind, WorldView
+from agentenv.contracts import ToolCallEvent, TriggerKind, WorldView
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentenv_runtime.world.clock import parse_time

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agentenv.contracts.agent import ToolAccess
-from agentenv.contracts.trigger import Message, ToolCallEvent, TriggerKind
+from agentenv.contracts import Message, ToolAccess, ToolCallEvent, TriggerKind
 from pydantic import ValidationError
 
 from agentenv_runtime.env.artifact import Artifact, ArtifactError

@@ -10,7 +10,7 @@ from agentenv.hookspecs import hookimpl
 @hookimpl
 def agentenv_register_agent_kinds() -> list[Any]:
     """`scripted` replays a policy file offline; `llm` drives a chat-completions endpoint with tool calling."""
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("scripted", "agentenv_agents.scripted:ScriptedAgent"),

@@ -10,7 +10,7 @@ from agentenv.hookspecs import hookimpl
 @hookimpl
 def agentenv_register_stores() -> list[Any]:
     """`dynamodb` documents, `s3` objects, `secretsmanager` secrets and `ecr` images."""
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("dynamodb", "agentenv_aws.dynamodb:DynamoDocumentStore", kind="document"),

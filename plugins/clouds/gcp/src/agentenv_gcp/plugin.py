@@ -10,7 +10,7 @@ from agentenv.hookspecs import hookimpl
 @hookimpl
 def agentenv_register_stores() -> list[Any]:
     """`firestore` documents, `gcs` objects, `secretmanager` secrets and `artifactregistry` images."""
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("firestore", "agentenv_gcp.firestore:FirestoreDocumentStore", kind="document"),

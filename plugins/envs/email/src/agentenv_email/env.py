@@ -11,7 +11,7 @@ import json
 import re
 from typing import Annotated, Any, ClassVar
 
-from agentenv.contracts.trigger import Message
+from agentenv.contracts import Message
 from agentenv_runtime import Env, ToolError, tool
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -7,7 +7,7 @@ from agentenv.hookspecs import hookimpl
 
 @hookimpl
 def agentenv_register_envs() -> list[Any]:
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("email", "agentenv_email.env:EmailEnv"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from agentenv.contracts.trigger import Message
+from agentenv.contracts import Message
 from agentenv_runtime import ToolError
 
 from agentenv_helpdesk.commerce import CommerceDesk

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar
 
-from agentenv.contracts.trigger import Message
+from agentenv.contracts import Message
 from agentenv_runtime import ToolError, tool
 from pydantic import BaseModel, ConfigDict, Field
 

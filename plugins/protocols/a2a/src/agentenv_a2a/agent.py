@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentenv.contracts.agent import AgentKind, AgentResponse, ToolAccess
+from agentenv.contracts import AgentKind, AgentResponse, ToolAccess
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_a2a.parts import response_from_parts

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from agentenv.cli.output import fail
+from agentenv import fail
 from agentenv.contracts import kinds
 
 app = typer.Typer(add_completion=False, help="Serve an agent acting in a world as an A2A agent.")
@@ -66,9 +66,8 @@ def build_served_agent(
     plugin_host: Any = None,
 ) -> tuple[Any, Any]:
     """(ASGI app, world) for the command; errors are `ValueError`/`LookupError` naming the option to fix."""
-    from agentenv.plugins.host import get_host
-    from agentenv_runtime.world.build import build_world
-    from agentenv_runtime.world.world import WorldToolAccess
+    from agentenv import get_host
+    from agentenv_runtime import WorldToolAccess, build_world
     from pydantic import ValidationError
 
     from agentenv_a2a.server import build_a2a_app
@@ -123,8 +122,7 @@ def serve(
             f"--host {host} is not a loopback address; the A2A endpoint has no authentication and drives a "
             "world, so bind 127.0.0.1, or pass --allow-remote if you really mean to expose it"
         )
-    from agentenv_runtime.env.artifact import ArtifactError
-    from agentenv_runtime.world.world import WorldError
+    from agentenv_runtime import ArtifactError, WorldError
 
     from agentenv_a2a.server import A2aServeError, serve_a2a
 

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agentenv.contracts.agent import AgentResponse
+from agentenv.contracts import AgentResponse
 
 
 def response_from_parts(parts: Sequence[Any]) -> AgentResponse:

@@ -13,7 +13,7 @@ from agentenv.hookspecs import hookimpl
 @hookimpl
 def agentenv_register_agent_kinds() -> list[Any]:
     """`a2a` drives a remote A2A agent by URL."""
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("a2a", "agentenv_a2a.agent:A2aAgent"),
@@ -23,7 +23,7 @@ def agentenv_register_agent_kinds() -> list[Any]:
 @hookimpl
 def agentenv_register_cli_commands() -> list[Any]:
     """`agentenv a2a-serve` serves a world's agent as an A2A agent (typer app, imported when run)."""
-    from agentenv.contracts.cli import CliCommand
+    from agentenv.contracts import CliCommand
 
     return [
         CliCommand(

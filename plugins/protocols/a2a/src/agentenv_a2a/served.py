@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from agentenv.contracts.agent import AgentKind, AgentResponse, ToolAccess
+from agentenv.contracts import AgentKind, AgentResponse, ToolAccess
 from pydantic import ValidationError
 
 from agentenv_a2a.config import (

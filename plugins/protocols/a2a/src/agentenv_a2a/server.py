@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from agentenv.contracts.agent import AgentKind, ToolAccess
+from agentenv.contracts import AgentKind, ToolAccess
 
 from agentenv_a2a.config import EXTENSION_PATH, EXTENSION_URI, METHODS
 

@@ -23,8 +23,7 @@ import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
-from agentenv_runtime.world.card import CARD_PATH
-from agentenv_runtime.world.world import World
+from agentenv_runtime import CARD_PATH, World
 
 from agentenv_gateway.auth import (
     ANONYMOUS,

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentenv_runtime.world.rbac import DEFAULT_ROLE
+from agentenv_runtime import DEFAULT_ROLE
 
 CONTROL_ROLE = "control"
 """The role that may use the data plane (reset, load, clock, triggers, access, state) when tokens are on."""

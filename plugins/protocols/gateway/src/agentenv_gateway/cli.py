@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from agentenv.cli.output import fail, print_table
+from agentenv import fail, print_table
 
 
 def print_json(data: Any) -> None:
@@ -69,10 +69,7 @@ def serve(
 ) -> None:
     """Serve ENVS as one world: card, MCP at /mcp, JSON-RPC at /agentenv, REST at /rest, OpenAPI."""
     from agentenv.config import load_config
-    from agentenv_runtime.env.artifact import ArtifactError
-    from agentenv_runtime.env.tool import ToolSchemaError
-    from agentenv_runtime.world.build import build_world
-    from agentenv_runtime.world.world import WorldError
+    from agentenv_runtime import ArtifactError, ToolSchemaError, WorldError, build_world
 
     from agentenv_gateway.app import build_app
     from agentenv_gateway.auth import CONTROL_ROLE, AuthConfigError, check_bind, load_role_file, parse_token_flags

@@ -24,15 +24,20 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from agentenv.contracts.agent import ToolAccess
-from agentenv_runtime import Env
-from agentenv_runtime.env.artifact import Artifact
-from agentenv_runtime.world.arguments import argument_problem, safe_text
-from agentenv_runtime.world.clock import ClockMode
-from agentenv_runtime.world.rbac import DEFAULT_ROLE
-from agentenv_runtime.world.trajectory import Trajectory
-from agentenv_runtime.world.triggers import TriggerDef
-from agentenv_runtime.world.world import ToolOutcome, World, WorldError
+from agentenv.contracts import ToolAccess
+from agentenv_runtime import (
+    DEFAULT_ROLE,
+    Artifact,
+    ClockMode,
+    Env,
+    ToolOutcome,
+    Trajectory,
+    TriggerDef,
+    World,
+    WorldError,
+    argument_problem,
+    safe_text,
+)
 
 from agentenv_gateway.auth import CONTROL_ROLE
 from agentenv_gateway.protocol import REST_PATH, RPC_PATH

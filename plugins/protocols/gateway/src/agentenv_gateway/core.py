@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World
 
 from agentenv_gateway.auth import CONTROL_ROLE, invert_tokens
 from agentenv_gateway.limits import GatewayLimits

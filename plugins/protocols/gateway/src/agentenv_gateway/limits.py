@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentenv_runtime.world.arguments import ArgumentLimits
+from agentenv_runtime import ArgumentLimits
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 DIST = "agentenv-gateway"

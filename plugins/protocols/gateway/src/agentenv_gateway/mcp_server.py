@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentenv_runtime.world.rbac import DEFAULT_ROLE
+from agentenv_runtime import DEFAULT_ROLE
 
 from agentenv_gateway import __version__
 from agentenv_gateway.auth import acting_role

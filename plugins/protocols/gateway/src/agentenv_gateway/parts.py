@@ -14,8 +14,7 @@ import binascii
 import json
 from typing import Annotated, Any, Literal
 
-from agentenv_runtime.env.artifact import Artifact, ArtifactError
-from agentenv_runtime.world.world import World
+from agentenv_runtime import Artifact, ArtifactError, World
 from pydantic import BaseModel, ConfigDict, Field
 
 MAX_FETCH = 256 * 1024 * 1024

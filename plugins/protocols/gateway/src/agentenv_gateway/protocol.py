@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentenv_runtime.world.card import OPERATIONS, build_card
+from agentenv_runtime import OPERATIONS, build_card
 
 from agentenv_gateway.core import Gateway
 from agentenv_gateway.rest_ext import ROUTES

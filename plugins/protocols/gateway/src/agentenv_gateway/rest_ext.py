@@ -14,7 +14,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentenv_runtime.world.world import GET_TIME
+from agentenv_runtime import GET_TIME
 
 from agentenv_gateway.core import ROLE_SCOPE_KEY, BodyTooLarge, Gateway, dumps
 from agentenv_gateway.rpc import FORBIDDEN, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, call_method
@@ -62,7 +62,8 @@ async def clock_state(gw: Gateway, body: dict[str, Any], role: str) -> tuple[int
 
 async def triggers_register(gw: Gateway, body: dict[str, Any], role: str) -> tuple[int, Any]:
     """Ours, or the reference's trigger language where it translates exactly (else 400 naming the field)."""
-    from agentenv_runtime.world.reference_triggers import is_reference_trigger, translate
+    from agentenv_runtime import is_reference_trigger
+    from agentenv_runtime import translate_reference_trigger as translate
 
     triggers = body.get("triggers")
     if isinstance(triggers, list):

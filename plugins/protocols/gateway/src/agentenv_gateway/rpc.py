@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agentenv_runtime.world.world import GET_TIME, WorldError
+from agentenv_runtime import GET_TIME, WorldError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentenv_gateway.core import Gateway

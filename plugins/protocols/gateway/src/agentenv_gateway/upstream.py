@@ -20,8 +20,7 @@ import threading
 from contextlib import AsyncExitStack
 from typing import Any, ClassVar
 
-from agentenv_runtime import Env
-from agentenv_runtime.env.tool import ToolSpec
+from agentenv_runtime import Env, ToolSpec
 from pydantic import BaseModel, ConfigDict, create_model
 
 CONNECT_TIMEOUT = 30.0

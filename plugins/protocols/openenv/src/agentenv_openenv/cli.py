@@ -32,7 +32,7 @@ def main(argv: Sequence[str]) -> int:
         return 2
     from agentenv.config import ConfigError
     from agentenv_rl.api import EpisodeError, Template
-    from agentenv_runtime.engine.task import TaskError
+    from agentenv_runtime import TaskError
 
     try:
         template = Template(options.target, max_steps=options.max_steps)
@@ -52,7 +52,7 @@ def serve(template: Template, host: str, port: int, max_sessions: int) -> int:
     from agentenv_openenv.socket import session_socket
 
     app = build_app(template, max_sessions)
-    from agentenv.cli.main import collect_garbage_again
+    from agentenv import collect_garbage_again
 
     collect_garbage_again()  # start-up is over (the task's setup ran): without it, closed sessions were never freed
     config = uvicorn.Config(

@@ -20,14 +20,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentenv import PluginHost, get_host
 from agentenv.config import Config, load_config
-from agentenv.plugins.host import PluginHost, get_host
-from agentenv_runtime.engine.context import CURRENT_STEP, RunContext
-from agentenv_runtime.engine.engine import Engine, Planned, StepRecord, score_of
-from agentenv_runtime.engine.runner import TaskRunner, new_run_id
-from agentenv_runtime.engine.task import TaskFile
-from agentenv_runtime.world.trajectory import Trajectory
-from agentenv_runtime.world.world import World, WorldCheckpoint
+from agentenv_runtime import (
+    CURRENT_STEP,
+    Engine,
+    Planned,
+    RunContext,
+    StepRecord,
+    TaskFile,
+    TaskRunner,
+    Trajectory,
+    World,
+    WorldCheckpoint,
+    new_run_id,
+    score_of,
+)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentenv_rl.split import EpisodeError, TaskSplit, find_task, split_task

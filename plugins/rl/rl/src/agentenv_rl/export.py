@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from agentenv_runtime.engine.records import RUNS, Records
+from agentenv_runtime import RUNS, Records
 
 BATCH = 1000
 TRAJECTORY_SUFFIX = ".trajectory.jsonl"

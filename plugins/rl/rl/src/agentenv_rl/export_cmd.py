@@ -25,10 +25,9 @@ def export(
 ) -> None:
     """Export stored runs for trainers: messages with tool calls and results (OpenAI chat format), reward and
     metadata, one run per row, streamed."""
-    from agentenv.cli.output import fail
+    from agentenv import fail, get_host
     from agentenv.config import load_config
-    from agentenv.plugins.host import get_host
-    from agentenv_runtime.engine.records import Records
+    from agentenv_runtime import Records
 
     from agentenv_rl.export import rows, write_jsonl, write_parquet
 

@@ -5,7 +5,7 @@ Nothing heavy is imported here: the episode API, gymnasium and pyarrow load only
 
 from __future__ import annotations
 
-from agentenv.contracts.cli import CliCommand
+from agentenv.contracts import CliCommand
 from agentenv.hookspecs import hookimpl
 
 

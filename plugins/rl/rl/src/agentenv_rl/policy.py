@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentenv import PluginHost
 from agentenv.contracts import AgentKind, kinds
-from agentenv.plugins.host import PluginHost
 
 from agentenv_rl.episode import Episode, StepResult
 

@@ -11,10 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentenv.plugins.host import PluginHost
-from agentenv_runtime.engine.bundle import bundle_of_task_file, find_bundle
-from agentenv_runtime.engine.engine import Planned
-from agentenv_runtime.engine.task import StepDecl, TaskError, TaskFile, ancestors, read_task
+from agentenv import PluginHost
+from agentenv_runtime import (
+    Planned,
+    StepDecl,
+    TaskError,
+    TaskFile,
+    ancestors,
+    bundle_of_task_file,
+    find_bundle,
+    read_task,
+)
 
 AGENT_STEP = "deploy_agent"
 PROMPT_STEP = "prompt_agent"

@@ -10,6 +10,6 @@ from agentenv.hookspecs import hookimpl
 
 @hookimpl
 def agentenv_register_runners() -> list[Any]:
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [ClassRef("ray", "agentenv_ray.runner:RayRunner")]

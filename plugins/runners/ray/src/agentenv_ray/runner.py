@@ -13,9 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentenv_runtime.engine.runner import RolloutJob, rollout_jobs, rollout_worker
-from agentenv_runtime.engine.runners import RolloutRunner
-from agentenv_runtime.engine.task import TaskFile
+from agentenv_runtime import RolloutJob, RolloutRunner, TaskFile, rollout_jobs, rollout_worker
 
 
 def run_chunk(job: RolloutJob, cwd: str, environment: dict[str, str]) -> list[dict[str, Any]]:

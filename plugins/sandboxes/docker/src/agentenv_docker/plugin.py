@@ -12,7 +12,7 @@ from agentenv.hookspecs import hookimpl
 @hookimpl
 def agentenv_register_sandbox_providers() -> list[Any]:
     """`docker`: containers on the local engine, one private network each, labelled and prunable."""
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("docker", "agentenv_docker.provider:DockerProvider"),
@@ -23,7 +23,7 @@ def agentenv_register_sandbox_providers() -> list[Any]:
 def agentenv_register_steps() -> list[Any]:
     """`run_docker_container`: build an image from a context in the bundle, run it, wait until it is ready;
     `run_container_unit_tests_verifier`: score a test command run in such a container."""
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("run_docker_container", "agentenv_docker.step:RunDockerContainer"),

@@ -29,7 +29,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from agentenv.contracts.sandbox import Sandbox, SandboxProvider, SandboxSpec, SpecRefused
+from agentenv.contracts import Sandbox, SandboxProvider, SandboxSpec, SpecRefused
 
 from agentenv_docker.owner import live_owner, owner_labels
 from agentenv_docker.sandbox import DockerSandbox

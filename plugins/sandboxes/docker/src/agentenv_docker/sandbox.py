@@ -15,7 +15,7 @@ import tarfile
 import threading
 from typing import Any, Literal, Protocol
 
-from agentenv.contracts.sandbox import ExecResult, Sandbox
+from agentenv.contracts import ExecResult, Sandbox
 
 from agentenv_docker.settings import SANDBOX, DockerSettings
 

@@ -18,8 +18,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from agentenv.contracts.sandbox import SandboxSpec, SpecRefused
-from agentenv.contracts.step import Step, StepContext, StepFailed
+from agentenv.contracts import SandboxSpec, SpecRefused, Step, StepContext, StepFailed
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentenv_docker.settings import RUN, DockerSettings

@@ -15,8 +15,7 @@ import asyncio
 import json
 from typing import Any
 
-from agentenv.contracts.sandbox import Sandbox
-from agentenv.contracts.step import Step, StepContext, StepFailed
+from agentenv.contracts import Sandbox, Step, StepContext, StepFailed
 from pydantic import BaseModel, ConfigDict, Field
 
 

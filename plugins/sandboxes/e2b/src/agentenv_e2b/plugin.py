@@ -10,7 +10,7 @@ from agentenv.hookspecs import hookimpl
 @hookimpl
 def agentenv_register_sandbox_providers() -> list[Any]:
     """`e2b`: E2B microVMs created from templates."""
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("e2b", "agentenv_e2b.provider:E2BProvider"),

@@ -31,7 +31,7 @@ import shlex
 import time
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentenv.contracts.sandbox import ExecResult, Sandbox, SandboxProvider, SandboxSpec, SpecRefused
+from agentenv.contracts import ExecResult, Sandbox, SandboxProvider, SandboxSpec, SpecRefused
 from pydantic import BaseModel
 
 from agentenv_e2b.settings import DIST, MANAGED, SETTINGS_TABLE, E2BSettings

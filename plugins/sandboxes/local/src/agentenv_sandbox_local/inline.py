@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, Literal
 
-from agentenv.contracts.sandbox import ExecResult, Sandbox, SandboxProvider, SandboxSpec, SpecRefused
+from agentenv.contracts import ExecResult, Sandbox, SandboxProvider, SandboxSpec, SpecRefused
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_sandbox_local.procs import group_alive, kill_group, process_alive, start_time

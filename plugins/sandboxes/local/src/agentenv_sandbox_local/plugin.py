@@ -10,7 +10,7 @@ from agentenv.hookspecs import hookimpl
 @hookimpl
 def agentenv_register_sandbox_providers() -> list[Any]:
     """`inline`: a private work folder on this host; `process`: the spec's command as a subprocess there."""
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("inline", "agentenv_sandbox_local.inline:InlineProvider"),

@@ -17,7 +17,7 @@ import socket
 import subprocess
 from typing import Any, Literal
 
-from agentenv.contracts.sandbox import SandboxSpec
+from agentenv.contracts import SandboxSpec
 from pydantic import Field
 
 from agentenv_sandbox_local.inline import InlineProvider, InlineSandbox, InlineSettings, _write_json

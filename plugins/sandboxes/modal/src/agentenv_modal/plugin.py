@@ -10,7 +10,7 @@ from agentenv.hookspecs import hookimpl
 @hookimpl
 def agentenv_register_sandbox_providers() -> list[Any]:
     """`modal` (containers) and `modal-vm` sandboxes on Modal."""
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("modal", "agentenv_modal.provider:ModalProvider"),

@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
-from agentenv.contracts.sandbox import ExecResult, Sandbox, SandboxProvider, SandboxSpec, SpecRefused
+from agentenv.contracts import ExecResult, Sandbox, SandboxProvider, SandboxSpec, SpecRefused
 from pydantic import BaseModel, ConfigDict, Field
 
 TIMEOUT_EXIT_CODE = 124

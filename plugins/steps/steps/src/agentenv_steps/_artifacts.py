@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.contracts import StepContext, StepFailed
-from agentenv_runtime import Env
-from agentenv_runtime.env.artifact import Artifact, ArtifactError
+from agentenv_runtime import Artifact, ArtifactError, Env
 
 STORE_PREFIX = "store:"
 _CACHE_SIZE = 32

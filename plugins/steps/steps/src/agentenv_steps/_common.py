@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, TypeVar
 
+from agentenv import PluginHost
 from agentenv.contracts import Step, StepContext, StepFailed
-from agentenv.plugins.host import PluginHost
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 StrList = Annotated[list[str], BeforeValidator(lambda value: [value] if isinstance(value, str) else value)]

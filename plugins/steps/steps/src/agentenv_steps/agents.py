@@ -14,7 +14,7 @@ from typing import Any
 
 from agentenv.config import ConfigError
 from agentenv.contracts import AgentKind, StepContext, StepFailed, ToolAccess, kinds
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World
 from pydantic import Field, ValidationError
 
 from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.contracts import SandboxSpec, StepContext, StepFailed
-from agentenv_runtime.sandboxes import RUN_LABEL, NoSandbox, create_in_chain
-from agentenv_runtime.world.world import World
+from agentenv_runtime import RUN_LABEL, NoSandbox, World, create_in_chain
 from pydantic import Field
 
 from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, plugin_host

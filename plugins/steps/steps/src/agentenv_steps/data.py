@@ -6,8 +6,7 @@ import hashlib
 from typing import Any
 
 from agentenv.contracts import StepContext, StepFailed
-from agentenv_runtime.env.artifact import Artifact
-from agentenv_runtime.world.world import World, WorldError
+from agentenv_runtime import Artifact, World, WorldError
 from pydantic import Field
 
 from agentenv_steps import _artifacts

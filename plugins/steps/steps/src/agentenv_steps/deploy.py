@@ -26,11 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.contracts import StepContext, StepFailed, kinds
-from agentenv_runtime import Env
-from agentenv_runtime.world.build import split_names
-from agentenv_runtime.world.clock import parse_time
-from agentenv_runtime.world.rbac import SYSTEM_ROLE
-from agentenv_runtime.world.world import World, WorldError
+from agentenv_runtime import SYSTEM_ROLE, Env, World, WorldError, parse_time, split_names
 from pydantic import Field, ValidationError, field_validator
 
 from agentenv_steps import _artifacts
@@ -385,7 +381,7 @@ async def _deploy_served(
 ) -> dict[str, Any] | None:
     """Serve the world from the first provider of `chain` that can; None when the chain falls back to in process."""
     from agentenv.contracts import SandboxSpec
-    from agentenv_runtime.sandboxes import RUN_LABEL, NoSandbox, create_in_chain, make_provider
+    from agentenv_runtime import RUN_LABEL, NoSandbox, create_in_chain, make_provider
 
     client = _gateway_client()
     if RESERVED_SERVED_ROLE in settings.roles:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv.contracts import StepContext, StepFailed, kinds
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentenv_steps._common import CoreStep, StepSettings, StrList, deployed_world, missing_step

@@ -13,7 +13,7 @@ from agentenv.hookspecs import hookimpl
 @hookimpl
 def agentenv_register_steps() -> list[Any]:
     """The lifecycle, data, world-rule, agent, sandbox, capture, code and verifier step types."""
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("deploy_env", "agentenv_steps.deploy:DeployEnv"),

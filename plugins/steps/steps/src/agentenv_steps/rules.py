@@ -7,10 +7,17 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agentenv.contracts import StepContext, StepFailed
-from agentenv_runtime.world.clock import CALENDAR_SECONDS, MAX_RATE, parse_time
-from agentenv_runtime.world.rbac import SYSTEM_ROLE
-from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS, TriggerDef
-from agentenv_runtime.world.world import GET_TIME, World, WorldError
+from agentenv_runtime import (
+    BUILTIN_TRIGGER_KINDS,
+    CALENDAR_SECONDS,
+    GET_TIME,
+    MAX_RATE,
+    SYSTEM_ROLE,
+    TriggerDef,
+    World,
+    WorldError,
+    parse_time,
+)
 from pydantic import Field, ValidationError
 
 from agentenv_steps._common import CoreStep, StepSettings, StrList, deployed_world, missing_step, validation_message

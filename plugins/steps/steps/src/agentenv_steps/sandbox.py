@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from agentenv.contracts import SandboxSpec, StepContext, StepFailed
-from agentenv_runtime.sandboxes import RUN_LABEL, NoSandbox, create_in_chain
+from agentenv_runtime import RUN_LABEL, NoSandbox, create_in_chain
 from pydantic import Field, ValidationError, field_validator
 
 from agentenv_steps._common import CoreStep, StepSettings, plugin_host, validation_message

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentenv.contracts import StepContext, StepFailed
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message

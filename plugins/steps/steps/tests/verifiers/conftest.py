@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from agentenv.contracts import Step, StepFailed, kinds
-from agentenv.contracts.sandbox import ExecResult, Sandbox
+from agentenv.contracts import ExecResult, Sandbox, Step, StepFailed, kinds
 from agentenv.plugins.host import Entry, PluginHost
-from agentenv_runtime.world.build import build_world
+from agentenv_runtime import build_world
 from agentenv_testing.tasks import run_task
 from pydantic import BaseModel, ConfigDict, Field
 

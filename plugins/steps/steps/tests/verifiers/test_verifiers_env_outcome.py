@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 
 REFUND = {"tool": "issue_refund", "args": {"order_id": "ORD-5001", "amount": 89.99, "reason": "split sole"}}
 CLOSE = {"tool": "close_ticket", "args": {"ticket_id": "TCK-9001", "resolution": "Refunded the boots"}}

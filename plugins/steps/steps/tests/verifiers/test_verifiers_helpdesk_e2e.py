@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from agentenv import PluginHost
 from agentenv.contracts import kinds
-from agentenv.plugins.host import PluginHost
 from agentenv_testing.tasks import run_task
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 
 RESPONSE = "I refunded $89.99 for the Trailblazer boots on ORD-5001. Sorry about the split sole!"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 from agentenv_testing.tasks import temporary_config
 
 RESPONSE = "Refunded 89.99 for the damaged Trailblazer boots and closed TCK-9001."

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from agentenv import PluginHost
 from agentenv.contracts import kinds
-from agentenv.plugins.host import PluginHost
-from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime import TaskError
 
 FILES = {"out/report.md": "# Report\nRefund: 89.99 USD\n", "src/app.py": "print('hi')\n"}
 PASSING = [

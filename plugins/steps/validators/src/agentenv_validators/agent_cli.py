@@ -67,9 +67,9 @@ async def run_agent_checks(
 
 
 def _inline() -> Any:
+    from agentenv import get_host
     from agentenv.config import load_config
-    from agentenv.plugins.host import get_host
-    from agentenv_runtime.sandboxes import make_provider
+    from agentenv_runtime import make_provider
 
     return make_provider("inline", load_config(), get_host())
 
@@ -87,7 +87,7 @@ def validate(
     timeout: Annotated[float, typer.Option(help="Seconds each request or message may take.")] = 60.0,
 ) -> None:
     """Run the agent validators 38–49 against URL; exit 1 when a required check fails, 2 for bad input."""
-    from agentenv.cli.output import fail
+    from agentenv import fail
 
     from agentenv_validators.agent_steps import AGENT_VALIDATORS
 

@@ -106,7 +106,7 @@ class VerifyA2aInstall(AgentValidator[InstallSettings]):
     Settings = InstallSettings
 
     async def check(self, target: AgentTarget, settings: InstallSettings, ctx: StepContext) -> Rows:
-        from agentenv_runtime.sandboxes import make_provider
+        from agentenv_runtime import make_provider
 
         def provider() -> SandboxProvider:
             try:

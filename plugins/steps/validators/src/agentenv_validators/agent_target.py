@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from agentenv.contracts import AgentKind, AgentResponse, StepContext, StepFailed, ToolAccess
-from agentenv_runtime import Env
-from agentenv_runtime.env.tool import tool
+from agentenv_runtime import Env, tool
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_validators.agent_probe import AgentProbe
@@ -170,7 +169,7 @@ class ProbeWorld:
 @contextmanager
 def serve_probe_world() -> Iterator[ProbeWorld]:
     from agentenv_gateway.api import ServeError, build_app, serve_in_thread
-    from agentenv_runtime.world.world import World
+    from agentenv_runtime import World
 
     world = World([A2aProbeEnv()], name="a2a-probe")
     try:

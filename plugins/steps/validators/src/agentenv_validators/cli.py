@@ -36,7 +36,7 @@ def validate(
 ) -> None:
     """Run verify_mcp_tool_schema, verify_spec_conformance (installed envs), verify_env_card,
     verify_env_core_protocol and verify_universe_load_export_roundtrip; exit 1 when a required check fails."""
-    from agentenv.cli.output import fail
+    from agentenv import fail
 
     from agentenv_validators.client import ProbeError, WorldClient
     from agentenv_validators.suite import run_checks
@@ -74,10 +74,8 @@ def print_report(target: str, checks: list[Any], as_json: bool) -> None:
 
 
 def _validate_installed(names: str, artifacts: list[str], timeout: float) -> list[Any]:
-    from agentenv.cli.output import fail
-    from agentenv_runtime.env.artifact import ArtifactError
-    from agentenv_runtime.world.build import build_world
-    from agentenv_runtime.world.world import WorldError
+    from agentenv import fail
+    from agentenv_runtime import ArtifactError, WorldError, build_world
 
     from agentenv_validators.env_steps import first_exports
     from agentenv_validators.suite import run_checks

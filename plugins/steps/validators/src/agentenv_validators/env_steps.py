@@ -11,7 +11,7 @@ import json
 from typing import Any, ClassVar, Literal, TypeVar
 
 from agentenv.contracts import Step, StepContext, StepFailed
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_validators.card import card_rows
@@ -247,9 +247,7 @@ def first_exports(
     resolve: Any = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """(env → first export, env → where it came from): artifacts loaded into fresh envs, else `world`'s data."""
-    from agentenv_runtime.env.artifact import ArtifactError
-    from agentenv_runtime.world.build import load_artifact_spec
-    from agentenv_runtime.world.world import World, WorldError
+    from agentenv_runtime import ArtifactError, World, WorldError, load_artifact_spec
 
     fresh = World([cls(settings) for cls, settings in classes.values()])
     sources: dict[str, str] = {}

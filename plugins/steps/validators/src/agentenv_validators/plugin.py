@@ -14,7 +14,7 @@ from agentenv.hookspecs import hookimpl
 @hookimpl
 def agentenv_register_steps() -> list[Any]:
     """Env validators (30–37) and agent validators (38–49); each returns `score`, `rows`, `passed`."""
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("verify_mcp_tool_schema", "agentenv_validators.env_steps:VerifyMcpToolSchema"),
@@ -44,7 +44,7 @@ def agentenv_register_steps() -> list[Any]:
 
 @hookimpl
 def agentenv_register_cli_commands() -> list[Any]:
-    from agentenv.contracts.cli import CliCommand
+    from agentenv.contracts import CliCommand
 
     return [
         CliCommand(

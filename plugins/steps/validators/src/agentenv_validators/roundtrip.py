@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentenv_runtime.env.artifact import Artifact
+from agentenv_runtime import Artifact
 
 from agentenv_validators.results import Row, row
 

@@ -159,7 +159,7 @@ def conformance_rows(served: list[dict[str, Any]], declared: list[dict[str, Any]
 
 def declared_tools(classes: list[tuple[type, Any]]) -> list[dict[str, Any]]:
     """The tool listing a world of these env classes declares (the kernel's naming of shared tool names)."""
-    from agentenv_runtime.world.world import World
+    from agentenv_runtime import World
 
     world = World([cls(settings) for cls, settings in classes])
     return [t for t in world.list_tools() if t["name"] not in WORLD_TOOLS]

@@ -122,7 +122,7 @@ def _advertised_operations(card: Any) -> list[str] | None:
 
 
 async def _remote_roundtrip(client: WorldClient) -> tuple[list[Row], str]:
-    from agentenv.plugins.host import get_host
+    from agentenv import get_host
 
     try:
         data, error = await client.rpc("data/get")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentenv.contracts import StepContext, StepFailed, kinds
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_validators.client import DEFAULT_TIMEOUT, ProbeError, WorldClient

@@ -7,7 +7,7 @@ import json
 from typing import Any, ClassVar, Literal
 
 from agentenv.contracts import Step, StepContext, StepFailed
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_validators.client import ProbeError

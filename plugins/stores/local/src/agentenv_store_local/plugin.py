@@ -10,7 +10,7 @@ from agentenv.hookspecs import hookimpl
 @hookimpl
 def agentenv_register_stores() -> list[Any]:
     """The default backends: `sqlite` documents, `filesystem` objects, `env` secrets, `local` images."""
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("sqlite", "agentenv_store_local.document:SqliteDocumentStore", kind="document"),

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agentenv.contracts import Step, StepContext, StepFailed
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_steps.verifiers.results import Row, Weighted, duplicate_names, make_row, verdict

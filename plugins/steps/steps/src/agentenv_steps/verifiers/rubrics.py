@@ -20,7 +20,7 @@ import re
 from typing import Any, ClassVar, Literal
 
 from agentenv.contracts import Step, StepContext, StepFailed
-from agentenv_runtime.world.world import World
+from agentenv_runtime import World
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentenv_steps.verifiers.judge import ask_judge, configured_model, evidence

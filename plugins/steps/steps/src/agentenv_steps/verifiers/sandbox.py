@@ -12,8 +12,7 @@ import re
 import subprocess
 from typing import Any, ClassVar
 
-from agentenv.contracts import Step, StepContext, StepFailed
-from agentenv.contracts.sandbox import ExecResult, Sandbox
+from agentenv.contracts import ExecResult, Sandbox, Step, StepContext, StepFailed
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentenv_steps.verifiers.results import Row, Weighted, duplicate_names, make_row, verdict

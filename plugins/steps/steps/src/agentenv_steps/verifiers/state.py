@@ -6,8 +6,9 @@ import sqlite3
 from typing import Any
 
 from agentenv.contracts import StepFailed
-from agentenv_runtime.world.triggers import lookup, matches
-from agentenv_runtime.world.world import World, WorldError
+from agentenv_runtime import World, WorldError
+from agentenv_runtime import lookup_path as lookup
+from agentenv_runtime import matches_predicate as matches
 
 
 def pick_env(world: World, env: str | None, where: str) -> str:
