@@ -57,3 +57,33 @@ def test_a_renamed_export_is_the_private_object() -> None:
 def test_an_unknown_name_is_an_attribute_error(facade: ModuleType) -> None:
     with pytest.raises(AttributeError, match="no_such_name"):
         facade.no_such_name  # noqa: B018
+
+
+def markdown_files() -> list[Path]:
+    return sorted(p for p in ROOT.rglob("*.md") if not {".venv", "node_modules"} & set(p.parts))
+
+
+def private_imports_in_code_blocks(text: str, home: Path = ROOT) -> list[str]:
+    """`from X import …` / `import X` lines in ```python blocks whose X is a private module of a distribution other
+    than the one whose folder holds the page (a plugin's README documents its own modules)."""
+    from architecture import distributions
+
+    owner_of = {package: dist for dist in distributions() for package in dist.packages}
+    found = []
+    for block in re.findall(r"```python\n(.*?)```", text, re.S):
+        for module in re.findall(r"^\s*(?:from|import) ([\w.]+)", block, re.MULTILINE):
+            owner = owner_of.get(module.partition(".")[0])
+            if owner is not None and owner.src.parent not in home.parents and not owner.is_public(module):
+                found.append(module)
+    return found
+
+
+@pytest.mark.parametrize("path", markdown_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_documentation_examples_import_only_public_names(path: Path) -> None:
+    assert private_imports_in_code_blocks(path.read_text(encoding="utf-8"), path) == []
+
+
+def test_a_documented_private_import_is_caught() -> None:
+    text = "```python\nfrom agentenv_runtime.world.access import WorldToolAccess\nimport agentenv\n```\n"
+    assert private_imports_in_code_blocks(text) == ["agentenv_runtime.world.access"]
+    assert private_imports_in_code_blocks(text, ROOT / "runtime" / "README.md") == []
