@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.engine.task import TaskFile as TaskFile
     from agentenv_runtime.engine.task import ancestors as ancestors
     from agentenv_runtime.engine.task import read_task as read_task
+    from agentenv_runtime.engine.verdict import Criterion as Criterion
+    from agentenv_runtime.engine.verdict import VerifierResult as VerifierResult
     from agentenv_runtime.env.artifact import Artifact as Artifact
     from agentenv_runtime.env.artifact import ArtifactError as ArtifactError
     from agentenv_runtime.env.env import Env as Env
@@ -106,6 +108,8 @@ _HOMES = {  # public name -> the module that holds it (`module:attribute` where 
     "TaskFile": "agentenv_runtime.engine.task",
     "ancestors": "agentenv_runtime.engine.task",
     "read_task": "agentenv_runtime.engine.task",
+    "Criterion": "agentenv_runtime.engine.verdict",
+    "VerifierResult": "agentenv_runtime.engine.verdict",
     "Artifact": "agentenv_runtime.env.artifact",
     "ArtifactError": "agentenv_runtime.env.artifact",
     "Env": "agentenv_runtime.env.env",

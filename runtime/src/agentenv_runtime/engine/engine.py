@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from agentenv_runtime.engine.context import CURRENT_STEP, RunContext
 from agentenv_runtime.engine.order import order_problems
 from agentenv_runtime.engine.task import StepDecl, TaskError, TaskFile, ancestors
+from agentenv_runtime.engine.verdict import verifier_result_problem, verifier_score
 from agentenv_runtime.world.world import World
 
 
@@ -177,10 +178,14 @@ class Engine:
             return
         error = job.exception()
         if error is None:
-            record.status, record.output, record.error = "succeeded", job.result() or {}, None
-            self.ctx.outputs[step_id] = record.output
-            self.on_step("succeeded", record)
-            return
+            output = job.result() or {}
+            problem = verifier_result_problem(output) if self.planned[step_id].step.verifier else None
+            if problem is None:
+                record.status, record.output, record.error = "succeeded", output, None
+                self.ctx.outputs[step_id] = record.output
+                self.on_step("succeeded", record)
+                return
+            record.output, error = output, StepFailed(problem)  # kept: what the verifier returned
         record.status = "failed"
         record.error = str(error) if isinstance(error, StepFailed) else f"{type(error).__name__}: {error}"
         self.on_step("failed", record)
@@ -210,5 +215,5 @@ def score_of(task: TaskFile, planned: dict[str, Planned], records: dict[str, Ste
     score = None
     for decl in task.steps:
         if planned[decl.id].step.verifier and records[decl.id].status == "succeeded":
-            score = float(records[decl.id].output.get("score", 0.0))
+            score = verifier_score(records[decl.id].output)
     return score
