@@ -27,5 +27,5 @@ def test_the_match_is_scored(agentenv_runs: TaskRuns, agent: str, score: float) 
 def test_only_red_moves_come_from_the_agent(agentenv_runs: TaskRuns) -> None:
     record = run_with(agentenv_runs, "solver")
     calls = [e for e in agentenv_runs.trajectory(record, world="table") if e.get("kind") == "tool_call"]
-    assert {e["tool"] for e in calls if e["role"] == "red"} <= {"view_board", "drop_red"}
+    assert {e["tool"] for e in calls if e["role"] == "red"} <= {"view_board", "drop"}
     assert {e["tool"] for e in calls if e["role"] == "system"} == {"bot_move"}

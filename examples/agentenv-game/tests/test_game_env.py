@@ -1,16 +1,24 @@
-"""The connect4 env: the conformance kit, the rules, and one move tool per player through RBAC."""
+"""The connect4 env: the conformance kit, the rules, and one move tool whose call context names the player."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any
+
 from agentenv_game.board import Board, bot_choice
 from agentenv_game.env import ConnectFourEnv
-from agentenv_runtime import World
+from agentenv_runtime import ToolContext, World
 from agentenv_testing.envs import EnvConformance
 
 ROLES = {
-    "red": {"tools": ["view_board", "legal_moves", "drop_red"]},
-    "yellow": {"tools": ["view_board", "legal_moves", "drop_yellow"]},
+    "red": {"tools": ["view_board", "legal_moves", "drop"]},
+    "yellow": {"tools": ["view_board", "legal_moves", "drop"]},
 }
+
+
+def drop(env: ConnectFourEnv, role: str | None, column: Any) -> tuple[Any, dict[str, Any] | None]:
+    """`drop` as `role` would call it through a world."""
+    return env.call("drop", {"column": column}, ToolContext(role=role, now=datetime.now(UTC)))
 
 
 class TestConnectFourConformance(EnvConformance):
@@ -21,7 +29,7 @@ def play(env: ConnectFourEnv, *columns: int) -> list[dict[str, object]]:
     """Alternate red and yellow moves; every one must be accepted."""
     results = []
     for index, column in enumerate(columns):
-        result, error = env.call("drop_red" if index % 2 == 0 else "drop_yellow", {"column": column})
+        result, error = drop(env, "red" if index % 2 == 0 else "yellow", column)
         assert error is None, error
         results.append(result)
     return results
@@ -32,7 +40,7 @@ def test_four_in_a_row_wins_and_ends_the_game() -> None:
     *_, last = play(env, 0, 6, 1, 6, 2, 6, 3)
     assert last["status"] == "red_won"
     assert env.query("SELECT status, last_seq FROM outcome") == [{"status": "red_won", "last_seq": 7}]
-    _, error = env.call("drop_yellow", {"column": 5})
+    _, error = drop(env, "yellow", 5)
     assert error is not None and error["code"] == "game_over"
 
 
@@ -55,25 +63,34 @@ def test_illegal_moves_are_refused_and_change_nothing() -> None:
     env = ConnectFourEnv({"rows": 4, "columns": 5, "connect": 4})
     play(env, 0, 0, 0, 0)
     before = env.export()
-    _, full = env.call("drop_red", {"column": 0})
+    _, full = drop(env, "red", 0)
     assert full is not None and (full["code"], full["field"]) == ("illegal_move", "column")
-    _, outside = env.call("drop_red", {"column": 5})
+    _, outside = drop(env, "red", 5)
     assert outside is not None and outside["code"] == "illegal_move" and "0..4" in outside["message"]
-    _, turn = env.call("drop_yellow", {"column": 1})
+    _, turn = drop(env, "yellow", 1)
     assert turn is not None and turn["code"] == "not_your_turn"
-    _, bad = env.call("drop_red", {"column": -1})
+    _, bad = drop(env, "red", -1)
     assert bad is not None and bad["code"] == "invalid_arguments"
     assert env.export() == before
 
 
-def test_each_player_sees_and_may_call_only_its_own_move_tool() -> None:
+def test_one_move_tool_plays_the_callers_colour() -> None:
     world = World([ConnectFourEnv()], roles=ROLES)
-    assert set(world.tool_names("red")) == {"view_board", "legal_moves", "drop_red"}
-    assert set(world.tool_names("yellow")) == {"view_board", "legal_moves", "drop_yellow"}
-    refused = world.call("drop_yellow", {"column": 3}, role="red")
-    assert refused.error is not None and refused.error["code"] == "forbidden"
+    assert set(world.tool_names("red")) == set(world.tool_names("yellow")) == {"view_board", "legal_moves", "drop"}
+    assert world.call("drop", {"column": 3}, role="red").result["player"] == "red"
+    early = world.call("drop", {"column": 3}, role="red")
+    assert early.error is not None and early.error["code"] == "not_your_turn"
+    assert world.call("drop", {"column": 4}, role="yellow").result["player"] == "yellow"
     assert world.call("bot_move", {}, role="red").error is not None
-    assert world.call("drop_red", {"column": 3}, role="red").ok
+
+
+def test_a_caller_that_plays_no_side_is_refused() -> None:
+    env = ConnectFourEnv()
+    for role in (None, "system"):
+        _, error = drop(env, role, 0)
+        assert error is not None and error["code"] == "not_a_player", error
+    assert env.query("SELECT COUNT(*) AS n FROM moves") == [{"n": 0}]
+    assert "context" not in ConnectFourEnv.tool_specs()["drop"].input_schema["properties"]
 
 
 def test_a_trigger_makes_the_bot_answer_every_red_move() -> None:
@@ -82,13 +99,13 @@ def test_a_trigger_makes_the_bot_answer_every_red_move() -> None:
         {
             "id": "bot",
             "kind": "tool_call",
-            "when": {"tool": "drop_red", "role": "red"},
+            "when": {"tool": "drop", "role": "red"},
             "repeat": True,
             "actions": [{"call_tool": {"tool": "bot_move", "role": "system"}}],
         }
     )
-    world.call("drop_red", {"column": 0}, role="red")
-    world.call("drop_red", {"column": 1}, role="red")
+    world.call("drop", {"column": 0}, role="red")
+    world.call("drop", {"column": 1}, role="red")
     board = world.call("view_board", {}, role="red").result
     assert board["moves"] == 4 and board["to_move"] == "red"
 

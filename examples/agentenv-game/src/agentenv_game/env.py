@@ -1,7 +1,7 @@
 """The `connect4` env: a two-player board game whose state is the list of moves in SQLite.
 
-Each side has its own move tool (`drop_red`, `drop_yellow`), so a task gives each player a role that sees only
-its own (RBAC). `bot_move` plays the side whose turn it is with a fixed strategy; a task wires it to a trigger
+Both sides play with one tool, `drop`: the call's context says which role is calling, and that role is the
+colour it plays. `bot_move` plays the side whose turn it is with a fixed strategy; a task wires it to a trigger
 so the scripted opponent answers every move of the agent. Seeded openings are artifacts (rows of `moves`).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from agentenv_runtime import Env, ToolError, tool
+from agentenv_runtime import Env, ToolContext, ToolError, tool
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_game.board import PLAYERS, Board, bot_choice
@@ -111,22 +111,16 @@ class ConnectFourEnv(Env):
         return self.board().legal() if self.status() == "playing" else []
 
     @tool
-    def drop_red(self, column: Column) -> dict[str, Any]:
-        """Drop a red disc into a column (red's move).
+    def drop(self, column: Column, context: ToolContext) -> dict[str, Any]:
+        """Drop a disc of your colour into a column: red's role plays red, yellow's role plays yellow.
 
         Args:
             column: Column index, 0 = leftmost.
         """
-        return self._play("red", column)
-
-    @tool
-    def drop_yellow(self, column: Column) -> dict[str, Any]:
-        """Drop a yellow disc into a column (yellow's move).
-
-        Args:
-            column: Column index, 0 = leftmost.
-        """
-        return self._play("yellow", column)
+        if context.role not in PLAYERS:
+            sides = " and ".join(PLAYERS)
+            raise ToolError(f"role {context.role!r} plays no side; the players' roles are {sides}", code="not_a_player")
+        return self._play(context.role, column)
 
     @tool
     def bot_move(self) -> dict[str, Any]:

@@ -22,7 +22,9 @@ from pydantic import BaseModel, ValidationError
 from agentenv_runtime.env import digest
 from agentenv_runtime.env.artifact import ARTIFACT_SUFFIXES, Artifact, ArtifactError, artifact_name
 from agentenv_runtime.env.tool import (
+    CONTEXT,
     TOOL_MARK,
+    ToolContext,
     ToolError,
     ToolSpec,
     argument_errors,
@@ -102,8 +104,13 @@ class Env(Environment):
             cls._tool_specs = specs
         return cls._tool_specs
 
-    def call(self, tool_name: str, arguments: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
-        """Validate and run a tool: (result, None) or (None, structured error). State is unchanged on error."""
+    def call(
+        self, tool_name: str, arguments: dict[str, Any], context: ToolContext | None = None
+    ) -> tuple[Any, dict[str, Any] | None]:
+        """Validate and run a tool: (result, None) or (None, structured error). State is unchanged on error.
+
+        `context` reaches a tool that declares a `context` parameter (outside a world: no role, the env's time).
+        """
         spec = self.tool_specs().get(tool_name)
         if spec is None:
             return None, {"code": "unknown_tool", "message": f"{self.name} has no tool {tool_name!r}"}
@@ -112,6 +119,8 @@ class Env(Environment):
         except ValidationError as exc:
             return None, argument_errors(exc)
         kwargs = {field: getattr(parsed, field) for field in type(parsed).model_fields}
+        if spec.wants_context:
+            kwargs[CONTEXT] = context or ToolContext(role=None, now=self.now())
         method: Callable[..., Any] = getattr(self, spec.method)
         if spec.read_only:
             try:

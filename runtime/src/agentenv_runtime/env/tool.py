@@ -1,7 +1,8 @@
 """The `@tool` decorator: a typed method becomes a tool with a JSON Schema and validated arguments.
 
 The schema comes from the method's type hints (through pydantic) and its docstring: the first
-paragraph describes the tool and an ``Args:`` section describes each parameter.
+paragraph describes the tool and an ``Args:`` section describes each parameter. A parameter named `context`
+is not an argument: the world passes the call's `ToolContext` there (who calls, the virtual time, the episode).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import inspect
 import re
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
@@ -31,6 +34,37 @@ class ToolError(Exception):
         if self.field:
             error["field"] = self.field
         return error
+
+
+CONTEXT = "context"
+"""The parameter name that asks for the call's `ToolContext` instead of an argument."""
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool may know of its call besides its arguments, so one tool can serve every caller (a game's
+    `drop` knows whose move it is from the role, where it would otherwise need one tool per player and RBAC).
+
+    Declare a parameter `context: ToolContext` on the tool method to receive it; it is never in the schema.
+    """
+
+    role: str | None
+    """The caller's role in the world (None when the env is called outside a world)."""
+    now: datetime
+    """The virtual time of the call."""
+    episode: str | None = None
+    """The world's `episode` (a run's or an RL episode's id, when whoever runs the world set it)."""
+    trigger: str | None = None
+    """The id of the trigger whose action made this call; None for a call of the agent's own."""
+
+
+def tool_parameters(func: Callable[..., Any]) -> list[inspect.Parameter]:
+    """The parameters that are the tool's arguments: all but `self` and `context`."""
+    return [p for p in list(inspect.signature(func).parameters.values())[1:] if p.name != CONTEXT]
+
+
+def wants_context(func: Callable[..., Any]) -> bool:
+    return CONTEXT in inspect.signature(func).parameters
 
 
 class ToolSchemaError(TypeError):
@@ -57,6 +91,7 @@ class ToolSpec:
         owner: str = "",
     ) -> None:
         self.name, self.method, self.read_only, self.func, self.owner = name, method, read_only, func, owner
+        self.wants_context = func is not None and wants_context(func)
         self._description, self._args_model = description, args_model
         self._param_docs: dict[str, str] = {}
 
@@ -97,7 +132,7 @@ class ToolSpec:
             hints = typing.get_type_hints(self.func, include_extras=True)
         except Exception as exc:
             return f"{self.where}: its type hints cannot be resolved ({type(exc).__name__}: {exc})"
-        for param in list(inspect.signature(self.func).parameters.values())[1:]:
+        for param in tool_parameters(self.func):
             annotation = hints.get(param.name, Any)
             try:
                 TypeAdapter(annotation).json_schema()
@@ -179,7 +214,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
 def build_tool_spec(owner: type, method_name: str, func: Callable[..., Any]) -> ToolSpec:
     """The spec of one marked method; its signature is checked now, its argument model built when needed."""
     mark = getattr(func, TOOL_MARK)
-    for param in list(inspect.signature(func).parameters.values())[1:]:
+    for param in tool_parameters(func):
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"tool {owner.__name__}.{method_name} cannot take *args or **kwargs")
     owner_name = getattr(owner, "name", "") or owner.__name__
@@ -190,7 +225,7 @@ def build_args_model(func: Callable[..., Any], name: str, param_docs: dict[str, 
     """The pydantic model of a tool's arguments, from the method's signature, type hints and docstring."""
     hints = typing.get_type_hints(func, include_extras=True)
     fields: dict[str, Any] = {}
-    for param in list(inspect.signature(func).parameters.values())[1:]:
+    for param in tool_parameters(func):
         annotation = hints.get(param.name, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
