@@ -7,7 +7,7 @@ from typing import Any
 
 from agentenv_game.board import Board, bot_choice
 from agentenv_game.env import ConnectFourEnv
-from agentenv_runtime import ToolContext, World
+from agentenv_runtime import CALL_CONTEXT, ToolContext, World
 from agentenv_testing.envs import EnvConformance
 
 ROLES = {
@@ -17,8 +17,12 @@ ROLES = {
 
 
 def drop(env: ConnectFourEnv, role: str | None, column: Any) -> tuple[Any, dict[str, Any] | None]:
-    """`drop` as `role` would call it through a world."""
-    return env.call("drop", {"column": column}, ToolContext(role=role, now=datetime.now(UTC)))
+    """`drop` as `role` would call it through a world (which sets the call's context)."""
+    token = CALL_CONTEXT.set(ToolContext(role=role, now=datetime.now(UTC)))
+    try:
+        return env.call("drop", {"column": column})
+    finally:
+        CALL_CONTEXT.reset(token)
 
 
 class TestConnectFourConformance(EnvConformance):

@@ -7,8 +7,9 @@ may move in any release. Names load on first use (PEP 562): `agentenv --help` mu
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentenv.contracts.lazy import lazy_getattr
 
 __version__ = "0.1.0"
 
@@ -27,23 +28,9 @@ __all__ = ["ContributionError", "PluginHost", "PluginInfo", "Problem", "__versio
 __all__ += ["collect_garbage_again", "fail", "get_host", "installed_version", "main", "print_json", "print_table"]
 __all__ += ["reset_host", "validate_contribution"]
 _HOMES = {  # private module -> the public names it holds
-    "cli.main": "collect_garbage_again main",
-    "cli.output": "fail print_json print_table",
-    "plugins.cache": "cached",
-    "plugins.compat": "installed_version",
-    "plugins.host": "ContributionError PluginHost get_host reset_host",
-    "plugins.info": "PluginInfo",
-    "plugins.problems": "Problem",
-    "plugins.requirements": "canonical",
+    "cli.main": "collect_garbage_again main", "cli.output": "fail print_json print_table", "plugins.cache": "cached",
+    "plugins.compat": "installed_version", "plugins.host": "ContributionError PluginHost get_host reset_host",
+    "plugins.info": "PluginInfo", "plugins.problems": "Problem", "plugins.requirements": "canonical",
     "plugins.validate": "validate_contribution",
 }
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names.split()}
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentenv' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"agentenv.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOMES)

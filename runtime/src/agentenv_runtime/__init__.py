@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.env.artifact import Artifact as Artifact
     from agentenv_runtime.env.artifact import ArtifactError as ArtifactError
     from agentenv_runtime.env.env import Env as Env
+    from agentenv_runtime.env.tool import CALL_CONTEXT as CALL_CONTEXT
     from agentenv_runtime.env.tool import ToolContext as ToolContext
     from agentenv_runtime.env.tool import ToolError as ToolError
     from agentenv_runtime.env.tool import ToolSchemaError as ToolSchemaError
@@ -114,6 +115,7 @@ _HOMES = {  # public name -> the module that holds it (`module:attribute` where 
     "Artifact": "agentenv_runtime.env.artifact",
     "ArtifactError": "agentenv_runtime.env.artifact",
     "Env": "agentenv_runtime.env.env",
+    "CALL_CONTEXT": "agentenv_runtime.env.tool",
     "ToolContext": "agentenv_runtime.env.tool",
     "ToolError": "agentenv_runtime.env.tool",
     "ToolSchemaError": "agentenv_runtime.env.tool",

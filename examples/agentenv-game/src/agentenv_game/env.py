@@ -42,7 +42,7 @@ class ConnectFourSettings(BaseModel):
     connect: int = Field(4, ge=3, le=6)
 
 
-class ConnectFourEnv(Env):
+class ConnectFourEnv(Env[ConnectFourSettings]):
     """Connect-four for two players, red and yellow: drop discs into columns, four in a row wins."""
 
     name = "connect4"
@@ -52,7 +52,6 @@ class ConnectFourEnv(Env):
     # ---- state ---------------------------------------------------------------------------------------
     def board(self) -> Board:
         options = self.settings
-        assert isinstance(options, ConnectFourSettings)
         board = Board(options.rows, options.columns, options.connect)
         for row in self.db.execute("SELECT player, col FROM moves ORDER BY seq"):
             board.drop(row["col"], row["player"])

@@ -4,18 +4,20 @@ Names are imported on first use (PEP 562), so `from agentenv.contracts import Cl
 hook stays as light as the one module it needs: `agentenv --help` must not pay for pydantic. The kinds of
 contribution (`kinds.STEPS`, …) are in `agentenv.contracts.kinds`.
 
-This package is a leaf: it imports only the standard library, pydantic and `agentenv.config`.
+This package is a leaf: it imports only the standard library, pydantic (and its typing_extensions) and
+`agentenv.config`.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentenv.contracts.lazy import lazy_getattr
 
 if TYPE_CHECKING:  # for type checkers (exported through __all__); at run time __getattr__ imports them
     from agentenv.contracts import kinds
     from agentenv.contracts.agent import AgentKind, AgentResponse, ToolAccess
-    from agentenv.contracts.base import Contribution, NoSettings, contribution_problem
+    from agentenv.contracts.base import Configured, Contribution, NoSettings, SettingsT, contribution_problem
     from agentenv.contracts.bundle import BundleRef
     from agentenv.contracts.cli import CliCommand
     from agentenv.contracts.env import Environment
@@ -26,31 +28,19 @@ if TYPE_CHECKING:  # for type checkers (exported through __all__); at run time _
     from agentenv.contracts.store import DocumentStore, ImageStore, ObjectStore, SecretStore, StoreBackend, StoreKind
     from agentenv.contracts.trigger import Message, ToolCallEvent, TriggerKind, WorldView
 
-__all__ = ["AgentKind", "AgentResponse", "BundleRef", "ClassRef", "CliCommand", "Contribution", "DocumentStore"]
+__all__ = ["AgentKind", "AgentResponse", "BundleRef", "ClassRef", "CliCommand", "Configured", "Contribution"]
+__all__ += ["DocumentStore", "SettingsT"]
 __all__ += ["Environment", "ExecResult", "ImageStore", "Kind", "Message", "NetworkPolicy", "NoSettings", "ObjectStore"]
 __all__ += ["Registered", "Registries", "Sandbox", "SandboxProvider", "SandboxSpec", "SecretStore", "SpecRefused"]
 __all__ += ["Step", "StepContext", "StepFailed", "StoreBackend", "StoreKind", "ToolAccess", "ToolCallEvent"]
 __all__ += ["TriggerKind", "WorldView", "contribution_problem", "kinds"]
-_HOMES = {
+_HOMES = {  # module -> the public names it holds
     "agent": "AgentKind AgentResponse ToolAccess",
-    "base": "Contribution NoSettings contribution_problem",
-    "bundle": "BundleRef",
-    "cli": "CliCommand",
-    "env": "Environment",
-    "ref": "ClassRef",
-    "registry": "Kind Registered Registries",
+    "base": "Configured Contribution NoSettings SettingsT contribution_problem", "bundle": "BundleRef",
+    "cli": "CliCommand", "env": "Environment", "ref": "ClassRef", "registry": "Kind Registered Registries",
     "sandbox": "ExecResult NetworkPolicy Sandbox SandboxProvider SandboxSpec SpecRefused",
     "step": "Step StepContext StepFailed",
     "store": "DocumentStore ImageStore ObjectStore SecretStore StoreBackend StoreKind",
     "trigger": "Message ToolCallEvent TriggerKind WorldView",
 }
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names.split()}
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentenv.contracts' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"agentenv.contracts.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOMES)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from agentenv.contracts.base import Contribution
-
-S = TypeVar("S", bound=BaseModel)
+from agentenv.contracts.base import Configured
+from agentenv.contracts.base import SettingsT as S
 
 
 class ToolAccess(Protocol):
@@ -26,11 +25,9 @@ class AgentResponse(BaseModel):
     files: dict[str, str] = Field(default_factory=dict)
 
 
-class AgentKind(Contribution, ABC, Generic[S]):
-    """An agent instance is made from its `Settings`; `respond` runs one prompt to completion."""
-
-    def __init__(self, settings: S) -> None:
-        self.settings = settings
+class AgentKind(Configured[S], ABC):
+    """An agent instance is made from its `Settings` (validated, typed `self.settings`); `respond` runs one prompt
+    to completion."""
 
     @abstractmethod
     async def respond(self, prompt: str, tools: ToolAccess) -> AgentResponse: ...

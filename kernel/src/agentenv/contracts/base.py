@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import inspect
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, cast
 
 from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypeVar
+
+SettingsT = TypeVar("SettingsT", bound=BaseModel, default=BaseModel)
+"""A contribution's settings model; a subclass without a type parameter gets a plain `BaseModel`."""
 
 
 class NoSettings(BaseModel):
@@ -20,6 +25,28 @@ class Contribution:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     Settings: ClassVar[type[BaseModel]] = NoSettings
+
+
+class Configured(Contribution, Generic[SettingsT]):
+    """A contribution made from its settings (env, agent kind, trigger kind, sandbox provider, store backend).
+
+    `class Docker(SandboxProvider[DockerSettings])` with `Settings = DockerSettings`: the settings are validated
+    here, once, into that model and kept typed as `self.settings`, so no author re-validates or asserts them.
+    """
+
+    settings: SettingsT
+
+    def __init__(self, settings: SettingsT | BaseModel | Mapping[str, Any] | None = None) -> None:
+        self.settings = self.validated(settings)
+
+    @classmethod
+    def validated(cls, settings: BaseModel | Mapping[str, Any] | None) -> SettingsT:
+        """`settings` as this class's `Settings` (another model is validated from its fields)."""
+        if isinstance(settings, cls.Settings):
+            return cast(SettingsT, settings)
+        if isinstance(settings, BaseModel):
+            settings = settings.model_dump()
+        return cast(SettingsT, cls.Settings.model_validate(settings or {}))
 
 
 def contribution_problem(cls: object, base: type) -> str | None:

@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentenv.contracts.base import Contribution
+from agentenv.contracts.base import Configured
+from agentenv.contracts.base import SettingsT as S
 
 
-class Environment(Contribution, ABC):
+class Environment(Configured[S], ABC):
     """A simulated app: named tools (each `describe()`s itself as an MCP tool) and packaged data sets."""
 
     @classmethod

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentenv.contracts.base import Contribution
+from agentenv.contracts.base import Configured
+from agentenv.contracts.base import SettingsT as S
 
 
 class NetworkPolicy(BaseModel):
@@ -76,15 +77,10 @@ class Sandbox(ABC):
         """Remove everything this sandbox created; calling it twice is harmless."""
 
 
-class SandboxProvider(Contribution, ABC):
+class SandboxProvider(Configured[S], ABC):
     """Creates sandboxes. `available()` lets a fallback chain skip a provider that cannot run here."""
 
     modes: frozenset[str] = frozenset({"container"})
-
-    def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
-        if not isinstance(settings, BaseModel):
-            settings = self.Settings.model_validate(settings or {})
-        self.settings = settings
 
     def available(self) -> tuple[bool, str]:
         """(usable here, reason when not)."""

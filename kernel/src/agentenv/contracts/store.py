@@ -5,25 +5,19 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, BinaryIO, ClassVar, Literal
 
-from pydantic import BaseModel
-
-from agentenv.contracts.base import Contribution
+from agentenv.contracts.base import Configured
+from agentenv.contracts.base import SettingsT as S
 
 StoreKind = Literal["document", "object", "secret", "image"]
 
 
-class StoreBackend(Contribution, ABC):
+class StoreBackend(Configured[S], ABC):
     """Base of all store backends; `kind` says which `[store]` setting selects it."""
 
     kind: ClassVar[StoreKind]
 
-    def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
-        if not isinstance(settings, BaseModel):
-            settings = self.Settings.model_validate(settings or {})
-        self.settings = settings
 
-
-class DocumentStore(StoreBackend, ABC):
+class DocumentStore(StoreBackend[S], ABC):
     """JSON documents by collection and id (run records, step records)."""
 
     kind: ClassVar[StoreKind] = "document"
@@ -48,7 +42,7 @@ class DocumentStore(StoreBackend, ABC):
         raise NotImplementedError(f"document store {self.name!r} has no compare-and-set (put_if)")
 
 
-class ObjectStore(StoreBackend, ABC):
+class ObjectStore(StoreBackend[S], ABC):
     """Immutable-by-convention blobs by key (trajectories, snapshots, artifacts)."""
 
     kind: ClassVar[StoreKind] = "object"
@@ -79,7 +73,7 @@ class ObjectStore(StoreBackend, ABC):
         return len(data)
 
 
-class SecretStore(StoreBackend, ABC):
+class SecretStore(StoreBackend[S], ABC):
     """Resolves `secret:KEY` references in config."""
 
     kind: ClassVar[StoreKind] = "secret"
@@ -88,7 +82,7 @@ class SecretStore(StoreBackend, ABC):
     def get(self, key: str) -> str | None: ...
 
 
-class ImageStore(StoreBackend, ABC):
+class ImageStore(StoreBackend[S], ABC):
     """Sandbox images by reference (`name:tag`) → content digest."""
 
     kind: ClassVar[StoreKind] = "image"

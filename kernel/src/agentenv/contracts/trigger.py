@@ -10,13 +10,10 @@ from abc import ABC
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol
 
-from pydantic import BaseModel
-
-from agentenv.contracts.base import Contribution
-
-S = TypeVar("S", bound=BaseModel)
+from agentenv.contracts.base import Configured
+from agentenv.contracts.base import SettingsT as S
 
 
 class WorldView(Protocol):
@@ -56,15 +53,12 @@ class ToolCallEvent:
     by_trigger: str | None = None
 
 
-class TriggerKind(Contribution, ABC, Generic[S]):
+class TriggerKind(Configured[S], ABC):
     """One armed trigger condition. `Settings` validates the `when` table of a trigger definition.
 
     Override `next_due` for time-driven kinds and `on_event` for kinds that react to what happens.
     Both must be deterministic functions of their inputs so firing replays exactly.
     """
-
-    def __init__(self, settings: S) -> None:
-        self.settings = settings
 
     def next_due(self, after: datetime) -> datetime | None:
         """The first virtual time strictly after `after` at which this fires, or None."""

@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self
 
 from agentenv.contracts import Environment, Message
+from agentenv.contracts import SettingsT as S
 from pydantic import BaseModel, ValidationError
 
 from agentenv_runtime.env import digest
 from agentenv_runtime.env.artifact import ARTIFACT_SUFFIXES, Artifact, ArtifactError, artifact_name
 from agentenv_runtime.env.tool import (
+    CALL_CONTEXT,
     CONTEXT,
     TOOL_MARK,
     ToolContext,
@@ -52,8 +54,11 @@ class SystemClock:
         return datetime.now(UTC)
 
 
-class Env(Environment):
+class Env(Environment[S]):
     """Subclass, set `name` and `schema` (SQL DDL), and mark tool methods with `@tool`.
+
+    With settings, `class SlackEnv(Env[SlackSettings])` and `Settings = SlackSettings`: `self.settings` is then
+    that model, validated once when the env is made.
 
     Override `load` / `export` only when rows need more than a plain table insert, and
     `describe_message` / `deliver_reply` when the app carries messages people can answer.
@@ -62,10 +67,8 @@ class Env(Environment):
     schema: ClassVar[str] = ""
     _tool_specs: ClassVar[dict[str, ToolSpec] | None] = None
 
-    def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
-        if not isinstance(settings, BaseModel):
-            settings = self.Settings.model_validate(settings or {})
-        self.settings = settings
+    def __init__(self, settings: S | BaseModel | dict[str, Any] | None = None) -> None:
+        super().__init__(settings)
         self.clock: Clock = SystemClock()
         self._pending: bytes | None = None
         self._digest_memo: OrderedDict[int, tuple[bytes, digest.Accumulators]] | None = None
@@ -104,12 +107,11 @@ class Env(Environment):
             cls._tool_specs = specs
         return cls._tool_specs
 
-    def call(
-        self, tool_name: str, arguments: dict[str, Any], context: ToolContext | None = None
-    ) -> tuple[Any, dict[str, Any] | None]:
+    def call(self, tool_name: str, arguments: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
         """Validate and run a tool: (result, None) or (None, structured error). State is unchanged on error.
 
-        `context` reaches a tool that declares a `context` parameter (outside a world: no role, the env's time).
+        A tool that declares a `context` parameter gets the calling world's `ToolContext` (`CALL_CONTEXT`);
+        called outside a world, one with no role at the env's time.
         """
         spec = self.tool_specs().get(tool_name)
         if spec is None:
@@ -120,7 +122,7 @@ class Env(Environment):
             return None, argument_errors(exc)
         kwargs = {field: getattr(parsed, field) for field in type(parsed).model_fields}
         if spec.wants_context:
-            kwargs[CONTEXT] = context or ToolContext(role=None, now=self.now())
+            kwargs[CONTEXT] = CALL_CONTEXT.get() or ToolContext(role=None, now=self.now())
         method: Callable[..., Any] = getattr(self, spec.method)
         if spec.read_only:
             try:

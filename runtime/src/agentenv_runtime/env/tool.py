@@ -11,6 +11,7 @@ import inspect
 import re
 import typing
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, overload
@@ -56,6 +57,11 @@ class ToolContext:
     """The world's `episode` (a run's or an RL episode's id, when whoever runs the world set it)."""
     trigger: str | None = None
     """The id of the trigger whose action made this call; None for a call of the agent's own."""
+
+
+CALL_CONTEXT: ContextVar[ToolContext | None] = ContextVar("agentenv_tool_context", default=None)
+"""The context of the tool call in progress, set by the world around `Env.call` (a context variable, so calls
+in other threads or tasks each see their own, and `Env.call` keeps its signature for envs that override it)."""
 
 
 def tool_parameters(func: Callable[..., Any]) -> list[inspect.Parameter]:

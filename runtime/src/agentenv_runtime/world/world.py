@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from agentenv_runtime.env.artifact import Artifact, ArtifactError
 from agentenv_runtime.env.env import Env
-from agentenv_runtime.env.tool import ToolContext, ToolSpec, argument_errors
+from agentenv_runtime.env.tool import CALL_CONTEXT, ToolContext, ToolSpec, argument_errors
 from agentenv_runtime.world.arguments import DEFAULT_LIMITS, ArgumentLimits, argument_problem, safe_text, safe_value
 from agentenv_runtime.world.clock import ClockMode, VirtualClock, shifted
 from agentenv_runtime.world.rbac import DEFAULT_ROLE, Rbac
@@ -227,8 +227,11 @@ class World:
         else:
             env, spec = entry
             try:
-                context = ToolContext(role, self.clock.now(), self.episode, by)
-                result, error = env.call(spec.name, args, context)
+                token = CALL_CONTEXT.set(ToolContext(role, self.clock.now(), self.episode, by))
+                try:
+                    result, error = env.call(spec.name, args)
+                finally:
+                    CALL_CONTEXT.reset(token)
             except Exception as exc:  # an env that lets an exception out must not take the caller down
                 result, error = None, {"code": "tool_failed", "message": f"{tool} failed: {type(exc).__name__}: {exc}"}
             if error is None and not spec.read_only and self._watch_messages:

@@ -37,7 +37,7 @@ class DynamoSettings(AwsSettings):
     page_size: int = Field(1000, ge=1, le=10_000, description="Items read per Query page.")
 
 
-class DynamoDocumentStore(PagedQueries, DocumentStore):
+class DynamoDocumentStore(PagedQueries, DocumentStore[DynamoSettings]):
     """Run and step records as JSON documents in one DynamoDB table."""
 
     name = "dynamodb"
@@ -46,7 +46,7 @@ class DynamoDocumentStore(PagedQueries, DocumentStore):
 
     def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
         super().__init__(settings)
-        self.config = DynamoSettings.model_validate(self.settings.model_dump())
+        self.config = self.settings  # typed by the class parameter, validated once
         self.page_size = self.config.page_size
         self.table = self.config.table
         self._client = client(self.config, "dynamodb")

@@ -38,7 +38,7 @@ class EcrSettings(AwsSettings):
     docker_host: str | None = Field(None, description="Docker engine to build, push and pull with; default: env.")
 
 
-class EcrImageStore(ImageStore):
+class EcrImageStore(ImageStore[EcrSettings]):
     """Sandbox image archives in Amazon ECR."""
 
     name = "ecr"
@@ -47,7 +47,7 @@ class EcrImageStore(ImageStore):
 
     def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
         super().__init__(settings)
-        self.config = EcrSettings.model_validate(self.settings.model_dump())
+        self.config = self.settings  # typed by the class parameter, validated once
         self.prefix = self.config.repository_prefix
         self._ecr = client(self.config, "ecr")
         self._registry: tuple[str, str, dict[str, str] | None] | None = None  # url, host, docker auth

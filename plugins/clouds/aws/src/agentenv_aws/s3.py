@@ -29,7 +29,7 @@ class S3Settings(AwsSettings):
     concurrency: int = Field(4, ge=1, le=32, description="Parts uploaded at once; memory use is about part × this.")
 
 
-class S3ObjectStore(ObjectStore):
+class S3ObjectStore(ObjectStore[S3Settings]):
     """Trajectories, snapshots and other blobs as S3 objects."""
 
     name = "s3"
@@ -38,7 +38,7 @@ class S3ObjectStore(ObjectStore):
 
     def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
         super().__init__(settings)
-        self.config = S3Settings.model_validate(self.settings.model_dump())
+        self.config = self.settings  # typed by the class parameter, validated once
         self.bucket = self.config.bucket
         self.prefix = self.config.prefix
         self._client = client(self.config, "s3")

@@ -19,7 +19,7 @@ class SecretsManagerSettings(AwsSettings):
     prefix: str = Field("agentenv/", description="Put before every key to make the secret's name.")
 
 
-class SecretsManagerStore(SecretStore):
+class SecretsManagerStore(SecretStore[SecretsManagerSettings]):
     """Resolves `secret:KEY` from AWS Secrets Manager (the secret's string value)."""
 
     name = "secretsmanager"
@@ -28,7 +28,7 @@ class SecretsManagerStore(SecretStore):
 
     def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
         super().__init__(settings)
-        self.config = SecretsManagerSettings.model_validate(self.settings.model_dump())
+        self.config = self.settings  # typed by the class parameter, validated once
         self._client = client(self.config, "secretsmanager")
 
     def secret_name(self, key: str) -> str:

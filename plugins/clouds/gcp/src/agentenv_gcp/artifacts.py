@@ -32,7 +32,7 @@ class ArtifactSettings(GcpSettings):
     docker_host: str | None = Field(None, description="Docker engine to push and pull with; default: env.")
 
 
-class ArtifactRegistryImageStore(ImageStore):
+class ArtifactRegistryImageStore(ImageStore[ArtifactSettings]):
     """Sandbox image archives in Google Artifact Registry."""
 
     name = "artifactregistry"
@@ -43,7 +43,7 @@ class ArtifactRegistryImageStore(ImageStore):
         from google.cloud import artifactregistry_v1
 
         super().__init__(settings)
-        self.config = ArtifactSettings.model_validate(self.settings.model_dump())
+        self.config = self.settings  # typed by the class parameter, validated once
         endpoint = self.config.endpoint_url
         try:
             self._api = artifactregistry_v1.ArtifactRegistryClient(

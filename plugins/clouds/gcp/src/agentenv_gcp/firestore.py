@@ -43,7 +43,7 @@ def _segment(name: str) -> str:
     return "k" + quote(name, safe="")
 
 
-class FirestoreDocumentStore(PagedQueries, DocumentStore):
+class FirestoreDocumentStore(PagedQueries, DocumentStore[FirestoreSettings]):
     """Run and step records as JSON documents in Firestore (native mode)."""
 
     name = "firestore"
@@ -54,7 +54,7 @@ class FirestoreDocumentStore(PagedQueries, DocumentStore):
         from google.cloud import firestore
 
         super().__init__(settings)
-        self.config = FirestoreSettings.model_validate(self.settings.model_dump())
+        self.config = self.settings  # typed by the class parameter, validated once
         self.page_size = self.config.page_size
         options = {"api_endpoint": self.config.endpoint_url} if self.config.endpoint_url else None
         try:

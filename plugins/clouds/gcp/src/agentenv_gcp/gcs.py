@@ -29,7 +29,7 @@ class GcsSettings(GcpSettings):
     chunk_mib: int = Field(8, ge=1, le=512, description="Resumable upload chunk size, MiB (a multiple of 256 KiB).")
 
 
-class GcsObjectStore(ObjectStore):
+class GcsObjectStore(ObjectStore[GcsSettings]):
     """Trajectories, snapshots and other blobs as Cloud Storage objects."""
 
     name = "gcs"
@@ -41,7 +41,7 @@ class GcsObjectStore(ObjectStore):
         from google.cloud.storage import retry
 
         super().__init__(settings)
-        self.config = GcsSettings.model_validate(self.settings.model_dump())
+        self.config = self.settings  # typed by the class parameter, validated once
         self.prefix = self.config.prefix
         options = {"api_endpoint": self.config.endpoint_url} if self.config.endpoint_url else None
         try:

@@ -21,7 +21,7 @@ class SecretManagerSettings(GcpSettings):
     version: str = Field("latest", description="Version read: 'latest' or a version number.")
 
 
-class SecretManagerStore(SecretStore):
+class SecretManagerStore(SecretStore[SecretManagerSettings]):
     """Resolves `secret:KEY` from Google Secret Manager (the version's payload, as UTF-8 text)."""
 
     name = "secretmanager"
@@ -32,7 +32,7 @@ class SecretManagerStore(SecretStore):
         from google.cloud import secretmanager
 
         super().__init__(settings)
-        self.config = SecretManagerSettings.model_validate(self.settings.model_dump())
+        self.config = self.settings  # typed by the class parameter, validated once
         endpoint = self.config.endpoint_url
         try:
             self._client = secretmanager.SecretManagerServiceClient(

@@ -59,14 +59,13 @@ def forward_subject(subject: str) -> str:
     return subject if re.match(r"\s*(fwd?):", subject, re.IGNORECASE) else f"Fwd: {subject}".rstrip()
 
 
-class EmailEnv(Env):
+class EmailEnv(Env[EmailSettings]):
     """Simulated email: mailboxes, threads, labels, attachments (metadata only) and search."""
 
     name = "email"
     description = "Email: mailboxes, threaded messages, read/unread, labels, attachment metadata and search."
     schema = SCHEMA
     Settings: ClassVar[type[BaseModel]] = EmailSettings
-    settings: EmailSettings
 
     # ---- helpers -----------------------------------------------------------------------------------
     @property

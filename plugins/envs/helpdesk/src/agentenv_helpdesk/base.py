@@ -42,7 +42,7 @@ class HelpdeskSettings(BaseModel):
     usually unlock refunds with a state trigger on `orders.verified` instead."""
 
 
-class DeskCore(Env):
+class DeskCore(Env[HelpdeskSettings]):
     """Shared helpers. Not registered itself; `HelpdeskEnv` is the app."""
 
     schema = SCHEMA
@@ -50,8 +50,7 @@ class DeskCore(Env):
 
     @property
     def options(self) -> HelpdeskSettings:
-        """`settings`, typed."""
-        assert isinstance(self.settings, HelpdeskSettings)
+        """`settings` (typed by `Env[HelpdeskSettings]`)."""
         return self.settings
 
     # ---- time and ids --------------------------------------------------------------------------------

@@ -78,8 +78,7 @@ class RunDockerContainer(Step[RunDockerContainerSettings]):
     Settings = RunDockerContainerSettings
     creates_resources = True
 
-    async def execute(self, settings: BaseModel, ctx: StepContext) -> dict[str, Any]:
-        assert isinstance(settings, RunDockerContainerSettings)
+    async def execute(self, settings: RunDockerContainerSettings, ctx: StepContext) -> dict[str, Any]:
         step_id = ctx.step_id
         context = ctx.resolve_path(settings.context)
         if not (context / settings.dockerfile).is_file():

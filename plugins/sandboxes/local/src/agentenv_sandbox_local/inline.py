@@ -280,25 +280,21 @@ class InlineSandbox(Sandbox):
             self.state_path.unlink(missing_ok=True)
 
 
-class InlineProvider(SandboxProvider):
+class InlineProvider(SandboxProvider[InlineSettings]):
     """Sandboxes that are work folders on this host. Not isolation: processes run as the current user."""
 
     name = "inline"
     description = "A private work folder on this host; processes run as the current user (not isolation)."
     modes = frozenset({"container"})
     Settings = InlineSettings
-    settings: InlineSettings
 
     sandbox_class: type[InlineSandbox] = InlineSandbox
 
     def __init__(
         self, settings: BaseModel | dict[str, Any] | None = None, *, environ: Mapping[str, str] | None = None
     ) -> None:
-        if not isinstance(settings, self.Settings):
-            raw = settings.model_dump() if isinstance(settings, BaseModel) else settings or {}
-            settings = self.Settings.model_validate(raw)
-        assert isinstance(settings, InlineSettings)
-        self.settings = settings
+        super().__init__(settings)
+        settings = self.settings
         environ = os.environ if environ is None else environ
         self.state_dir = (
             Path(settings.state_dir).expanduser()
