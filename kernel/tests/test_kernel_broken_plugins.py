@@ -61,6 +61,17 @@ def install_import_failure(root: Path) -> None:
     )
 
 
+def install_old_api(root: Path) -> None:
+    install_fixture_plugin(
+        root,
+        "agentenv-fixture-old-api",
+        "1.0.0",
+        "fixture-old-api",
+        "fixture_old_api",
+        "from agentenv.env import Env, tool  # noqa: F401  (the layout before the kernel/runtime split)\n",
+    )
+
+
 def install_kernel_range(root: Path) -> None:
     install_fixture_plugin(
         root,
@@ -226,6 +237,18 @@ CASES = [
             "agentenv-fixture-broken-import imports 'agentenv_fixture_sdk_that_is_not_installed', which no installed "
             "distribution provides: declare it in its dependencies",
             "AGENTENV_DISABLE_PLUGINS=",
+        ],
+    ),
+    Case(
+        "old-api",
+        install_old_api,
+        codes.IMPORT_FAILED,
+        "fixture-old-api",
+        "failed",
+        ["fixture_old_api", "No module named 'agentenv.env'"],
+        [
+            f"agentenv.env is not in agentenv-kernel {KERNEL_VERSION} (an older agentenv API); import Env, tool, "
+            "ToolError, Artifact from agentenv_runtime and declare agentenv-runtime>=0.1,<0.2",
         ],
     ),
     Case(

@@ -26,6 +26,7 @@ from agentenv.contracts.registry import Kind
 from agentenv.plugins import problems as codes
 from agentenv.plugins.discovery import DENY_VAR, discover
 from agentenv.plugins.info import PluginInfo
+from agentenv.plugins.moved import moved_fix
 from agentenv.plugins.problems import Problem
 
 T = TypeVar("T")
@@ -176,6 +177,7 @@ class PluginHost:
             failure = f"importing {info.module} ({info.dist} {info.version}) failed: {type(exc).__name__}: {exc}"
             missing = isinstance(exc, ModuleNotFoundError) and f"{exc.name!r}, which no installed distribution provides"
             fix = f"{info.dist} imports {missing}: declare it in its dependencies" if missing else f"fix {info.module}"
+            fix = moved_fix(getattr(exc, "name", None)) or fix
             return self._refuse(info, "failed", codes.IMPORT_FAILED, failure, f"{fix}, {disable}")
         hook_problem = self._hook_problem(module)
         if hook_problem:
