@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import sys
 import tomllib
 from collections.abc import Iterable, Iterator
@@ -155,6 +156,19 @@ def violations(root: Path = ROOT, files: Iterable[tuple[Distribution, str, Path]
                 found.append(Violation(relative, line, imported, owner.name, why))
             elif not owner.is_public(imported):
                 found.append(Violation(relative, line, imported, owner.name, f"private module; {fix_for(owner)}"))
+    return found
+
+
+def private_imports_in_code_blocks(text: str, home: Path = ROOT) -> list[str]:
+    """Modules imported in a Markdown page's ```python blocks that are private to a distribution other than the
+    one whose folder holds the page (a plugin's README documents its own modules)."""
+    owner_of = {package: dist for dist in distributions() for package in dist.packages}
+    found = []
+    for block in re.findall(r"```python\n(.*?)```", text, re.S):
+        for module in re.findall(r"^\s*(?:from|import) ([\w.]+)", block, re.MULTILINE):
+            owner = owner_of.get(top(module))
+            if owner is not None and owner.src.parent not in home.parents and not owner.is_public(module):
+                found.append(module)
     return found
 
 

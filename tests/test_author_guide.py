@@ -86,3 +86,32 @@ def test_the_guide_lists_every_when_field_of_each_builtin_trigger_kind(kind: typ
 @pytest.mark.parametrize("readme", ["README.md", "kernel/README.md", "runtime/README.md"])
 def test_the_readmes_link_to_the_guide(readme: str) -> None:
     assert "docs/authoring.md" in (ROOT / readme).read_text(encoding="utf-8")
+
+
+SEVEN = GUIDE.split("## The seven kinds of plugin, against the public API\n")[1].split("\n## ")[0]
+SEVEN_BLOCKS = re.findall(r"```python\n(.*?)```", SEVEN, re.S)
+
+
+def test_the_guide_shows_each_of_the_seven_kinds_and_their_registration() -> None:
+    contracts = ["Env[", "Step[", "TriggerKind[", "AgentKind[", "SandboxProvider[", "DocumentStore[", "CliCommand("]
+    assert len(SEVEN_BLOCKS) == 8
+    for block, contract in zip(SEVEN_BLOCKS, contracts, strict=False):
+        assert contract in block, f"the block for {contract} is missing or out of order"
+    for hook in ("envs", "steps", "trigger_kinds", "agent_kinds", "sandbox_providers", "stores", "cli_commands"):
+        assert f"def agentenv_register_{hook}()" in SEVEN_BLOCKS[-1]
+
+
+def test_the_seven_kinds_import_only_public_names() -> None:
+    from architecture import private_imports_in_code_blocks
+
+    assert private_imports_in_code_blocks(SEVEN) == []
+
+
+def test_the_seven_kinds_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every block runs, in order, in one namespace (a later block uses what an earlier one made), and each ends by
+    checking what it defined."""
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {"__name__": "author_guide_seven_kinds"}
+    for index, block in enumerate(SEVEN_BLOCKS):
+        exec(compile(block, f"docs/authoring.md (seven kinds, block {index + 1})", "exec"), namespace)
+    assert namespace["world"].call("send_sms", {"body": "again"}, role="alice").ok

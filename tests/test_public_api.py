@@ -14,6 +14,7 @@ import agentenv
 import agentenv.contracts
 import agentenv_runtime
 import pytest
+from architecture import private_imports_in_code_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "public-api.md").read_text(encoding="utf-8")
@@ -61,21 +62,6 @@ def test_an_unknown_name_is_an_attribute_error(facade: ModuleType) -> None:
 
 def markdown_files() -> list[Path]:
     return sorted(p for p in ROOT.rglob("*.md") if not {".venv", "node_modules"} & set(p.parts))
-
-
-def private_imports_in_code_blocks(text: str, home: Path = ROOT) -> list[str]:
-    """`from X import …` / `import X` lines in ```python blocks whose X is a private module of a distribution other
-    than the one whose folder holds the page (a plugin's README documents its own modules)."""
-    from architecture import distributions
-
-    owner_of = {package: dist for dist in distributions() for package in dist.packages}
-    found = []
-    for block in re.findall(r"```python\n(.*?)```", text, re.S):
-        for module in re.findall(r"^\s*(?:from|import) ([\w.]+)", block, re.MULTILINE):
-            owner = owner_of.get(module.partition(".")[0])
-            if owner is not None and owner.src.parent not in home.parents and not owner.is_public(module):
-                found.append(module)
-    return found
 
 
 @pytest.mark.parametrize("path", markdown_files(), ids=lambda p: str(p.relative_to(ROOT)))

@@ -12,7 +12,7 @@ class CliCommand:
     `target` is `"package.module:attribute"` naming a `typer.Typer` app (or a plain function, which is
     wrapped in one); with `argv=True` it names a function that takes the argument list and returns the exit
     code (for commands whose start-up cannot afford typer), which runs with the cyclic garbage collector off
-    until it calls `agentenv.cli.main.collect_garbage_again()`, as it must once started. It is imported only
+    until it calls `agentenv.collect_garbage_again()`, as it must once started. It is imported only
     when the command runs, so listing commands imports nothing. A name with a space (`"env validate"`) adds a
     sub-command to the group command of that name, whichever plugin brings the group.
     """
