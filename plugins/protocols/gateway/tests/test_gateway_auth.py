@@ -7,12 +7,12 @@ from agentenv_gateway.auth import (
     ANONYMOUS,
     AuthConfigError,
     check_bind,
-    host_is_local,
     invert_tokens,
     load_role_file,
     parse_token_flags,
     role_for,
 )
+from agentenv_runtime import host_is_local
 
 
 def test_token_flags_and_env_references(monkeypatch):
@@ -64,6 +64,7 @@ def test_bind_and_host_rules():
         check_bind("0.0.0.0", None)
     assert host_is_local("127.0.0.1:8000") and host_is_local("localhost") and host_is_local("[::1]:80")
     assert not host_is_local("evil.example:80") and not host_is_local("")
+    assert host_is_local("LOCALHOST:8000") and host_is_local("Localhost.")  # host names are case-insensitive
 
 
 def test_role_for():

@@ -11,9 +11,11 @@
     GET  /health                       liveness
 
 A thin outer ASGI layer checks the Host header (token-less servers answer only loopback names, against
-DNS rebinding), resolves the bearer token (and a trusted caller's `AgentEnv-Role` header) to a role and
-puts it in the request scope, then hands `/mcp` to the SDK's session manager and everything else to a
-small Starlette router. A request without a token on a server with tokens may read only the public card.
+DNS rebinding) and refuses cross-site browser requests to a token-less world (`agentenv_runtime.web_guard`: a
+foreign Origin, or a body that is not JSON), resolves the bearer token (and a trusted caller's `AgentEnv-Role`
+header) to a role and puts it in the request scope, then hands `/mcp` to the SDK's session manager and
+everything else to a small Starlette router. A request without a token on a server with tokens may read
+only the public card.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
+from agentenv_runtime import cross_site_refusal, host_is_local
 from agentenv_runtime.world.card import CARD_PATH
 from agentenv_runtime.world.world import World
 
@@ -32,7 +35,6 @@ from agentenv_gateway.auth import (
     ROLE_HEADER,
     RoleRefused,
     acting_role,
-    host_is_local,
     role_for,
 )
 from agentenv_gateway.core import ROLE_SCOPE_KEY, TOKEN_ROLE_SCOPE_KEY, BodyTooLarge, Gateway, dumps
@@ -103,11 +105,20 @@ class GatewayApp:
             await self.router(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        if not self.gateway.auth and not host_is_local(headers.get(b"host", b"").decode("latin-1")):
-            await _send_json(send, 421, {"error": "this token-less world answers loopback host names only"})
+        path = scope["path"]
+        if not self.gateway.auth:
+            if not host_is_local(headers.get(b"host", b"").decode("latin-1")):
+                await _send_json(send, 421, {"error": "this token-less world answers loopback host names only"})
+                return
+            refusal = cross_site_refusal(scope["method"], _text_headers(headers), has_body=_has_body(headers))
+            if refusal is not None:
+                await _send_json(send, refusal[0], _error_body(path, -32600, "cross_site", refusal[1]))
+                return
+        if sum(name == b"authorization" for name, _ in scope["headers"]) > 1:
+            message = "more than one Authorization header: send exactly one (Authorization: Bearer TOKEN)"
+            await _send_json(send, 400, _error_body(path, -32600, "invalid_request", message))
             return
         token_role = role_for(headers.get(b"authorization", b"").decode("latin-1") or None, self.gateway.by_token)
-        path = scope["path"]
         if token_role is None or (token_role == ANONYMOUS and path != CARD_PATH):
             await _send_json(send, 401, _unauthorized_body(path), {"www-authenticate": 'Bearer realm="agentenv"'})
             return
@@ -335,6 +346,15 @@ def _session_key(scope: dict[str, Any], headers: dict[bytes, bytes]) -> str:
         return "token:" + token.decode("latin-1")
     client = scope.get("client") or ("?", 0)
     return f"peer:{client[0]}:{client[1]}"
+
+
+def _text_headers(headers: dict[bytes, bytes]) -> dict[str, str]:
+    return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in headers.items()}
+
+
+def _has_body(headers: dict[bytes, bytes]) -> bool:
+    length = headers.get(b"content-length")
+    return b"transfer-encoding" in headers or (length is not None and length.strip() not in (b"", b"0"))
 
 
 async def _send_json(send: Any, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:

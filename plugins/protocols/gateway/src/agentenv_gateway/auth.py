@@ -8,18 +8,17 @@ history or a file.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentenv_runtime import is_loopback
 from agentenv_runtime.world.rbac import DEFAULT_ROLE
 
 CONTROL_ROLE = "control"
 """The role that may use the data plane (reset, load, clock, triggers, access, state) when tokens are on."""
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 ROLE_HEADER = "AgentEnv-Role"
 """The reference protocol's way for a trusted caller (a harness, a gateway in front) to act as a role."""
 
@@ -98,15 +97,6 @@ def invert_tokens(tokens: Mapping[str, str] | None) -> dict[str, str]:
     return by_token
 
 
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def check_bind(host: str, tokens: Mapping[str, str] | None) -> None:
     """Refuse to expose an unauthenticated world beyond this machine."""
     if not tokens and not is_loopback(host):
@@ -114,15 +104,6 @@ def check_bind(host: str, tokens: Mapping[str, str] | None) -> None:
             f"--host {host}: refusing to serve a world without tokens on a non-loopback address; "
             "add --token ROLE=TOKEN (or ROLE=env:NAME) or bind 127.0.0.1"
         )
-
-
-def host_is_local(header: str) -> bool:
-    """Whether a Host header names this machine (guards a token-less server against DNS rebinding)."""
-    if header.startswith("["):
-        name = header[: header.find("]") + 1]
-    else:
-        name = header.rsplit(":", 1)[0] if header.count(":") == 1 else header
-    return is_loopback(name)
 
 
 ANONYMOUS = ""
