@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.env.env import Env as Env
     from agentenv_runtime.env.tool import ToolError as ToolError
     from agentenv_runtime.env.tool import tool as tool
+    from agentenv_runtime.web_guard import SAFE_METHODS as SAFE_METHODS
     from agentenv_runtime.web_guard import cross_site_refusal as cross_site_refusal
     from agentenv_runtime.web_guard import host_is_local as host_is_local
     from agentenv_runtime.web_guard import is_loopback as is_loopback
@@ -41,6 +42,7 @@ _HOMES = {
     "build_world": "agentenv_runtime.world.build",
     "World": "agentenv_runtime.world.world",
     "WorldError": "agentenv_runtime.world.world",
+    "SAFE_METHODS": "agentenv_runtime.web_guard",
     "cross_site_refusal": "agentenv_runtime.web_guard",
     "host_is_local": "agentenv_runtime.web_guard",
     "is_loopback": "agentenv_runtime.web_guard",

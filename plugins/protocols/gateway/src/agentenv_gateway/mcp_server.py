@@ -99,4 +99,6 @@ def build_session_manager(gw: Gateway, *, json_response: bool = True) -> Any:
         app=build_mcp_server(gw),
         json_response=json_response,
         max_request_body_size=gw.limits.max_body_bytes,
+        max_sessions=gw.limits.max_sessions,
+        session_idle_timeout=gw.limits.session_idle_timeout,
     )
