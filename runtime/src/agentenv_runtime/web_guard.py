@@ -14,7 +14,8 @@ the clock. The rules here are the ones every served surface (the gateway, OpenEn
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "127.0.0.1", "::1", "[::1]"})
@@ -81,6 +82,40 @@ def same_origin(origin: str, host: str) -> bool:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return False  # "null" (a sandboxed page, a file) and anything odd
     return parts.netloc.lower() == host.lower()
+
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """An ASGI request's whole body, or None once it is over `limit` bytes (the rest is left unread)."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def replay_body(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that yields an already-read body once, then the connection's own messages (disconnect)."""
+    sent = False
+
+    async def again() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again
 
 
 def is_json_type(content_type: str) -> bool:

@@ -155,17 +155,3 @@ class Admission:
             self.release(principal, reserved)
             raise
         return b"".join(chunks), reserved
-
-
-def replay(body: bytes, receive: Callable[[], Awaitable[dict[str, Any]]]) -> Callable[[], Awaitable[dict[str, Any]]]:
-    """A `receive` that yields the already-read body once, then the connection's own messages (disconnect)."""
-    sent = False
-
-    async def again() -> dict[str, Any]:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return again

@@ -21,15 +21,21 @@ only the public card.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
-from agentenv_runtime import SAFE_METHODS, cross_site_refusal, host_is_local
+from agentenv_runtime import (
+    SAFE_METHODS,
+    JsonRefused,
+    cross_site_refusal,
+    host_is_local,
+    loads_request,
+    replay_body,
+)
 from agentenv_runtime.world.card import CARD_PATH
 from agentenv_runtime.world.world import World
 
-from agentenv_gateway.admission import Admission, Refused, replay
+from agentenv_gateway.admission import Admission, Refused
 from agentenv_gateway.auth import (
     ANONYMOUS,
     CONTROL_ROLE,
@@ -163,7 +169,7 @@ class GatewayApp:
                 except Refused as exc:
                     await _send_refusal(send, path, exc)
                     return
-                receive = replay(body, receive)
+                receive = replay_body(body, receive)
             if is_mcp:
                 scope["user"] = self._sdk_user(principal)
                 await self._mcp(scope, receive, self._watching_sessions(send, principal, session, scope["method"]))
@@ -256,12 +262,9 @@ class GatewayApp:
         except BodyTooLarge:
             return _json_response(413, _too_large_body(REST_PATH, self.gateway.limits.max_body_bytes))
         try:
-            arguments = json.loads(body) if body.strip() else {}
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return _rest_error(400, "invalid_json", f"the body is not valid JSON: {exc}")
-        except RecursionError:
-            depth = self.gateway.limits.max_depth
-            return _rest_error(400, "invalid_arguments", f"the body nests deeper than {depth} levels")
+            arguments = loads_request(body) if body.strip() else {}
+        except JsonRefused as exc:
+            return _rest_error(400, "invalid_arguments" if "nest" in str(exc) else "invalid_json", f"the body: {exc}")
         if not isinstance(arguments, dict):
             return _rest_error(400, "invalid_arguments", "the body must be a JSON object of the tool's arguments")
         name = request.path_params["name"]

@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentenv_runtime import JsonRefused, loads_request
 from agentenv_runtime.world.world import GET_TIME, WorldError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -465,8 +465,8 @@ DATA_METHODS = frozenset({"data/reset", "data/add", "data/get"})
 async def handle_env_rpc(gw: Gateway, body: bytes, role: str, env: str) -> Any:
     """JSON-RPC at one env's child URL: only the data plane, scoped to `env` (a different `env` is refused)."""
     try:
-        message = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        message = loads_request(body)
+    except JsonRefused as exc:
         return _response(None, error=RpcError(PARSE_ERROR, f"parse error: {exc}"))
     if not isinstance(message, dict):
         return _response(None, error=RpcError(INVALID_REQUEST, "invalid request: expected one JSON-RPC object"))
@@ -486,11 +486,9 @@ async def handle_rpc(gw: Gateway, body: bytes, role: str) -> Any:
     """The JSON-RPC reply to a request body: an object, a list (batch), or None (only notifications)."""
     limits = gw.limits
     try:
-        message = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        message = loads_request(body)
+    except JsonRefused as exc:
         return _response(None, error=RpcError(PARSE_ERROR, f"parse error: {exc}"))
-    except RecursionError:
-        return _response(None, error=RpcError(PARSE_ERROR, f"parse error: nested deeper than {limits.request_depth}"))
     if too_deep(message, limits.request_depth):
         deep = f"invalid request: nested deeper than {limits.request_depth} (limits.max_depth)"
         error = RpcError(INVALID_REQUEST, deep)

@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from agentenv_rl.api import Action, EpisodeError, Template
-from agentenv_runtime import origin_refusal
+from agentenv_runtime import loads_request, origin_refusal
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -70,7 +70,7 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
 
     async def body(request: Request) -> dict[str, Any]:
         raw = await request.body()
-        data = json.loads(raw) if raw.strip() else {}
+        data = loads_request(raw) if raw.strip() else {}
         if not isinstance(data, dict):
             raise EpisodeError("the request body is a JSON object")
         return data
