@@ -216,7 +216,7 @@ def triggers_register(gw: Gateway, params: TriggersRegisterParams, role: str) ->
                 gw.world.remove_trigger(trigger_id)
             raise invalid(f"triggers.{index}", str(exc)) from None
         added.append(str(definition["id"]))
-    return {"registered": added}
+    return {"registered": added, "added": added, "all": list(gw.world.triggers)}  # ours, then the reference's
 
 
 def triggers_remove(gw: Gateway, params: TriggerRemoveParams, role: str) -> dict[str, Any]:
@@ -226,12 +226,14 @@ def triggers_remove(gw: Gateway, params: TriggerRemoveParams, role: str) -> dict
 
 
 def triggers_state(gw: Gateway, _: NoParams, role: str) -> dict[str, Any]:
+    gw.world.fire_due()  # a time trigger the clock has passed fires when anyone looks, not only at the next call
     return {
         "triggers": [
             {
                 "id": trigger_id,
                 "kind": armed.definition.kind,
                 "fired": armed.fired,
+                "status": armed.status,
                 "enabled": armed.enabled,
                 "spent": armed.spent,
                 "next_at": armed.next_at.isoformat() if armed.next_at else None,
