@@ -50,3 +50,9 @@ def test_register_answers_added_and_all_and_state_carries_statuses(http: httpx.C
     assert entries["reminder"]["status"] == "fired" and entries["on-close"]["status"] == "armed"
     calls = [line for line in http.get("/trajectory").text.splitlines() if "get_ticket" in line]
     assert calls, "the due trigger's action did not run"
+
+
+def test_an_unknown_role_is_refused_not_served_with_no_tools(http: httpx.Client) -> None:
+    reply = http.get("/rest/tools", headers={"AgentEnv-Role": "nobody"})
+    assert reply.status_code == 403 and "no role 'nobody' in this world (roles: default)" in reply.text
+    assert http.get("/rest/tools", headers={"AgentEnv-Role": "default"}).status_code == 200

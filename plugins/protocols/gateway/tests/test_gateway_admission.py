@@ -169,3 +169,16 @@ def test_a_body_that_never_arrives_is_answered_408(framing: str) -> None:
             answer = sock.recv(4096)
         assert answer.startswith(b"HTTP/1.1 408") or answer.startswith(b"HTTP/1.1 400"), answer[:200]
         assert httpx.get(f"{url}/health", headers={"authorization": "Bearer tok-support"}).status_code == 200
+
+
+def test_an_invalid_mcp_cursor_is_an_error() -> None:
+    world = build_world("helpdesk", artifacts=["acme"], roles=ROLES)
+    with serve_in_thread(build_app(world, tokens=TOKENS)) as url:
+        session = _initialize(url, TOKENS["support"]).headers["mcp-session-id"]
+        headers = {"authorization": f"Bearer {TOKENS['support']}", "accept": "application/json, text/event-stream",
+                   "mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}
+        body = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": "page-99"}}
+        reply = httpx.post(f"{url}/mcp", json=body, headers=headers, timeout=30).json()
+        assert reply["error"]["code"] == -32602 and "invalid cursor 'page-99'" in reply["error"]["message"]
+        body["params"] = {}
+        assert httpx.post(f"{url}/mcp", json=body, headers=headers, timeout=30).json()["result"]["tools"]

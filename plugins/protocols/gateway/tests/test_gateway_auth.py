@@ -89,3 +89,15 @@ def test_acting_role_honours_a_named_role_only_from_trusted_callers():
         acting_role("support", "billing_lead", auth=True, control_roles=control)
     with pytest.raises(RoleRefused, match="holds no token"):
         acting_role(ANONYMOUS, "support", auth=True, control_roles=control)
+
+
+def test_a_named_role_the_world_lacks_is_refused_with_the_list():
+    from agentenv_gateway.auth import RoleRefused, acting_role
+
+    control = frozenset({"control"})
+    known = {"default", "support"}
+    assert acting_role("control", "support", auth=True, control_roles=control, known=known) == "support"
+    with pytest.raises(RoleRefused, match=r"no role 'nobody' in this world \(roles: default, support\)"):
+        acting_role("control", "nobody", auth=True, control_roles=control, known=known)
+    with pytest.raises(RoleRefused, match="no role 'nobody'"):
+        acting_role("default", "nobody", auth=False, control_roles=control, known=known)

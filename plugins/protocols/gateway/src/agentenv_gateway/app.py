@@ -130,7 +130,8 @@ class GatewayApp:
             return
         named = headers.get(ROLE_HEADER.lower().encode(), b"").decode("latin-1")
         try:
-            role = acting_role(token_role, named, auth=self.gateway.auth, control_roles=self.gateway.control_roles)
+            role = acting_role(token_role, named, auth=self.gateway.auth, control_roles=self.gateway.control_roles,
+                               known=self.world.rbac.roles)
         except RoleRefused as exc:
             await _send_json(send, 403, _refused_body(path, str(exc)))
             return

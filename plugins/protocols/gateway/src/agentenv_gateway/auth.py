@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -126,19 +126,31 @@ class RoleRefused(Exception):
     """A request that names a role it may not take; the message says which credential would allow it."""
 
 
-def acting_role(token_role: str, named: str | None, *, auth: bool, control_roles: frozenset[str]) -> str:
+def acting_role(
+    token_role: str,
+    named: str | None,
+    *,
+    auth: bool,
+    control_roles: frozenset[str],
+    known: Collection[str] | None = None,
+) -> str:
     """The role a request acts as, given the role its token opened and the role it names (`AgentEnv-Role` or
     the reference gateway's per-call role field).
 
     A named role is honoured only from a trusted caller: one holding a control token, or any caller of a
     token-less server (which binds loopback only, so every caller is already this machine). An ordinary
     role token naming another role is refused, never quietly widened. `ANONYMOUS` (tokens are on and none
-    was sent) may name no role: it reads the public card only.
+    was sent) may name no role: it reads the public card only. A named role outside `known` (the world's roles)
+    is refused with the list, rather than served as a role with no tools.
     """
     named = (named or "").strip() or None
     if named is None or named == token_role:
         return token_role
     if not auth or token_role in control_roles:
+        if known is not None and named not in known:
+            raise RoleRefused(
+                f"{ROLE_HEADER}: no role {named!r} in this world (roles: {', '.join(sorted(known))}); name one of them"
+            )
         return named
     held = f"the {token_role!r} token" if token_role else "no token"
     raise RoleRefused(
