@@ -220,3 +220,82 @@ def test_hostile_arguments_in_process_never_raise() -> None:
             assert world.snapshot() == before, tool["name"]
         else:
             world.reset()
+
+
+# ---- hostile request bodies on every route of every served surface ----------------------------------------
+def hostile_values() -> list[bytes]:
+    """JSON values (and not-quite-JSON) that once answered HTTP 500: integers past the interpreter's 4,300-digit
+    limit, nesting far past the parser's recursion, broken text; plus ordinary edge values."""
+    values = [b"1" * digits for digits in (4301, 5000, 20_000)] + [b"-" + b"9" * 4301, b"1" * 4300]
+    for depth in (999, 1001, 5_000, 100_000):
+        values += [b"[" * depth + b"]" * depth, b'{"a":' * depth + b"1" + b"}" * depth]
+    values += [b'[{"a":[' * 2_000 + b"]}]" * 2_000, b"[" * 100_000, b'{"a":' * 100_000]
+    values += [b"\xff\xfe", b'"\xc3\x28"', b'"\\ud800"', b"NaN", b"-Infinity", b"1e999999", b"", b"null", b"[]"]
+    values += [b"{}", b'"x"', b"true", b"0", b"-0.0", b'{"a":1,"a":2}', b"\x00", b"{", b"]", b"1 2"]
+    return values
+
+
+ENVELOPES: list[Callable[[bytes], bytes]] = [
+    lambda v: v,
+    lambda v: b'{"jsonrpc":"2.0","id":1,"method":"data/get","params":' + v + b"}",
+    lambda v: b'{"jsonrpc":"2.0","id":' + v + b',"method":"tools/list"}',
+    lambda v: b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_ticket","arguments":{"ticket_id":'
+    + v + b"}}}",
+    lambda v: b"[" + v + b"]",
+    lambda v: b'{"ticket_id":' + v + b"}",
+    lambda v: b'{"virtual_time":' + v + b',"virtual_seconds_per_real_second":' + v + b"}",
+    lambda v: b'{"action":' + v + b',"tool_name":"get_ticket","arguments":' + v + b"}",
+    lambda v: b'{"type":"reset","data":' + v + b"}",
+    lambda v: b'{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","parts":['
+    + v + b'],"messageId":"m"}}}',
+]
+GATEWAY_ROUTES = [
+    ("POST", "/rest/tools/get_ticket"), ("POST", "/agentenv"), ("POST", "/envs/helpdesk/agentenv"),
+    ("PUT", "/clock/set-time"), ("POST", "/triggers/register"), ("POST", "/tools/disable"), ("POST", "/step"),
+    ("POST", "/mcp"), ("POST", "/tools/enable"), ("POST", "/triggers/remove"), ("POST", "/rest/tools/issue_refund"),
+]
+
+
+def hostile_bodies() -> list[bytes]:
+    return [envelope(value) for value in hostile_values() for envelope in ENVELOPES]
+
+
+def test_hostile_bodies_get_no_5xx_on_any_route_of_any_served_surface(served_world: tuple[str, World]) -> None:
+    from agentenv_a2a.cli import build_served_agent
+    from agentenv_openenv.app import build_app as openenv_app
+    from agentenv_rl.api import Template
+    from starlette.testclient import TestClient
+
+    url, world = served_world
+    bodies = hostile_bodies()
+    cases = 0
+    control = {"authorization": f"Bearer {TOKENS['control']}", "content-type": "application/json",
+               "accept": "application/json, text/event-stream"}
+    with httpx.Client(base_url=url, headers=control, timeout=60) as http:
+        for method, path in GATEWAY_ROUTES:
+            for body in bodies:
+                status = http.request(method, path, content=body).status_code
+                assert status < 500, (path, body[:80], status)
+                cases += 1
+        world.reset()
+    openenv = openenv_app(Template("support-refund"), 2)
+    with TestClient(openenv, raise_server_exceptions=False) as client:
+        for path in ("/reset", "/step"):
+            for body in bodies:
+                status = client.post(path, content=body, headers={"content-type": "application/json"}).status_code
+                assert status < 500, (path, body[:80], status)
+                cases += 1
+        with client.websocket_connect("/ws") as ws:
+            for body in bodies[::7]:
+                ws.send_bytes(body)
+                assert ws.receive_json()["type"] in ("error", "observation", "state"), body[:80]
+                cases += 1
+    a2a, _ = build_served_agent(env="helpdesk", artifacts=["acme"], role="default", agent_kind="scripted",
+                                agent_settings={"policy_data": {"turn": []}}, name=None, description=None, url=None)
+    with TestClient(a2a, raise_server_exceptions=False) as client:
+        for path in ("/", "/agentenv"):
+            for body in bodies:
+                status = client.post(path, content=body, headers={"content-type": "application/json"}).status_code
+                assert status < 500, (path, body[:80], status)
+                cases += 1
+    assert cases >= 5_000, cases

@@ -50,10 +50,19 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.env.tool import ToolSchemaError as ToolSchemaError
     from agentenv_runtime.env.tool import ToolSpec as ToolSpec
     from agentenv_runtime.env.tool import tool as tool
+    from agentenv_runtime.request_json import JsonRefused as JsonRefused
+    from agentenv_runtime.request_json import loads_request as loads_request
     from agentenv_runtime.sandboxes import RUN_LABEL as RUN_LABEL
     from agentenv_runtime.sandboxes import NoSandbox as NoSandbox
     from agentenv_runtime.sandboxes import create_in_chain as create_in_chain
     from agentenv_runtime.sandboxes import make_provider as make_provider
+    from agentenv_runtime.web_guard import SAFE_METHODS as SAFE_METHODS
+    from agentenv_runtime.web_guard import cross_site_refusal as cross_site_refusal
+    from agentenv_runtime.web_guard import host_is_local as host_is_local
+    from agentenv_runtime.web_guard import is_loopback as is_loopback
+    from agentenv_runtime.web_guard import origin_refusal as origin_refusal
+    from agentenv_runtime.web_guard import read_body as read_body
+    from agentenv_runtime.web_guard import replay_body as replay_body
     from agentenv_runtime.world import reference_triggers as _reference_triggers
     from agentenv_runtime.world import triggers as _triggers
     from agentenv_runtime.world.arguments import ArgumentLimits as ArgumentLimits
@@ -153,6 +162,15 @@ _HOMES = {  # public name -> the module that holds it (`module:attribute` where 
     "WorldCheckpoint": "agentenv_runtime.world.world",
     "WorldError": "agentenv_runtime.world.world",
     "WorldToolAccess": "agentenv_runtime.world.world",
+    "JsonRefused": "agentenv_runtime.request_json",
+    "loads_request": "agentenv_runtime.request_json",
+    "SAFE_METHODS": "agentenv_runtime.web_guard",
+    "cross_site_refusal": "agentenv_runtime.web_guard",
+    "host_is_local": "agentenv_runtime.web_guard",
+    "is_loopback": "agentenv_runtime.web_guard",
+    "origin_refusal": "agentenv_runtime.web_guard",
+    "read_body": "agentenv_runtime.web_guard",
+    "replay_body": "agentenv_runtime.web_guard",
 }
 __all__ = sorted(_HOMES)
 

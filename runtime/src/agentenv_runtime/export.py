@@ -1,6 +1,7 @@
 """`agentenv bundle export`: a self-contained copy of a bundle that runs on any install with its plugins.
 
-The bundle folder is copied; every packaged artifact its tasks load is copied in under
+The bundle folder's shippable files are copied (`agentenv_runtime.bundle_files`: no `.env`, no secrets, no
+symlink out of the bundle); every packaged artifact its tasks load is copied in under
 `artifacts/<env>/<file>` and the `deploy_env`/`load_artifact` steps are pointed at those files (`ENV=artifacts/...`), so
 the export no longer depends on which version of an env plugin ships which data. Each copied artifact's
 full SHA-256 is pinned in its task's `pins.artifacts` (a run refuses other data), and `bundle.toml` keeps
@@ -22,6 +23,7 @@ from typing import Any
 from agentenv import PluginHost
 from agentenv.contracts import kinds
 
+from agentenv_runtime.bundle_files import UnsafeFile, shipped_files
 from agentenv_runtime.engine.bundle import Bundle
 from agentenv_runtime.engine.task import TaskError
 from agentenv_runtime.env.artifact import Artifact
@@ -37,7 +39,7 @@ def export_bundle(bundle: Bundle, out: Path, host: PluginHost) -> dict[str, Any]
         raise TaskError(f"{out} already exists; export into a new folder or file (--out)")
     with tempfile.TemporaryDirectory(prefix="agentenv-export-") as scratch:
         folder = Path(scratch) / bundle.name if gzipped else out
-        shutil.copytree(bundle.path, folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"), dirs_exist_ok=True)
+        _copy_shipped(bundle.path, folder)
         envs = {name: entry.obj for name, entry in host.registry(kinds.ENVS).items()}
         pinned: dict[str, str] = {}
         for task_path in sorted((folder / "tasks").glob("*")):
@@ -48,6 +50,18 @@ def export_bundle(bundle: Bundle, out: Path, host: PluginHost) -> dict[str, Any]
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_bytes(pack(folder))
     return {"bundle": bundle.name, "out": str(out), "artifacts": pinned, "requires": bundle.requires}
+
+
+def _copy_shipped(source: Path, folder: Path) -> None:
+    """Copy the files of the bundle that may leave the machine (no secrets, no caches), modes kept."""
+    try:
+        files = shipped_files(source)
+    except UnsafeFile as exc:
+        raise TaskError(f"bundle export: {exc}") from None
+    for file, relative in files:
+        target = folder.joinpath(*relative.parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(file, target)
 
 
 def _read(path: Path) -> dict[str, Any]:

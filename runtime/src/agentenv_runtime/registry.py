@@ -20,12 +20,13 @@ import shutil
 import tarfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentenv import PluginHost
 from agentenv.config import Config
 
+from agentenv_runtime.bundle_files import UnsafeFile, archive_mode, shipped_files
 from agentenv_runtime.engine.records import open_store
 
 KINDS = ("bundle", "task", "artifact", "agent", "env")
@@ -34,7 +35,8 @@ SCHEME = "registry://"
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,127}")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
 _HASH = re.compile(r"sha256:[0-9a-f]{64}")
-_SKIP = {"__pycache__", ".git", ".DS_Store"}
+MAX_UNPACKED_BYTES = 1 << 30
+"""What one archive may unpack to (1 GiB): a small archive of zeros must not fill the disk."""
 
 
 class RegistryError(ValueError):
@@ -73,32 +75,42 @@ def split_ref(ref: str) -> tuple[str, str]:
 
 
 def pack(path: Path) -> bytes:
-    """A reproducible gzip tarball of a file or folder: the same files always give the same bytes."""
+    """A reproducible gzip tarball of a file or folder: the same files always give the same bytes.
+
+    A folder contributes its `shipped_files` only (no secrets, no caches; a symlink out of it is refused)."""
     if not path.exists():
         raise RegistryError(f"{path}: no such file or folder to push")
-    root = path if path.is_dir() else path.parent
-    files = sorted(
-        p
-        for p in (path.rglob("*") if path.is_dir() else [path])
-        if p.is_file() and not _SKIP.intersection(p.relative_to(root).parts)
-    )
+    try:
+        files = shipped_files(path) if path.is_dir() else [(path, PurePosixPath(path.name))]
+    except UnsafeFile as exc:
+        raise RegistryError(str(exc)) from None
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for file in files:
-            info = tarfile.TarInfo(file.relative_to(root).as_posix())
+        for file, name in files:
+            info = tarfile.TarInfo(name.as_posix())
             info.size = file.stat().st_size
-            info.mode = 0o755 if os.access(file, os.X_OK) else 0o644
+            info.mode = archive_mode(file)
             with file.open("rb") as handle:
                 tar.addfile(info, handle)
     return gzip.compress(raw.getvalue(), mtime=0)
 
 
-def unpack(data: bytes, into: Path) -> None:
-    """Unpack a registry tarball into a new folder, refusing any member that would land outside it."""
+def unpack(data: bytes, into: Path, *, max_bytes: int = MAX_UNPACKED_BYTES) -> None:
+    """Unpack a registry tarball into a new folder, refusing any member that would land outside it and an archive
+    whose files add up to more than `max_bytes`. A refused archive leaves nothing behind."""
     tmp = into.with_name(f".{into.name}.partial-{os.getpid()}")
     tmp.mkdir(parents=True, exist_ok=False)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        tar.extractall(tmp, filter="data")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            total = 0
+            for member in tar:
+                total += member.size
+                if total > max_bytes:
+                    raise tarfile.TarError(f"the archive unpacks to more than {max_bytes} bytes; refusing it")
+            tar.extractall(tmp, filter="data")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     try:
         os.replace(tmp, into)
     except OSError:  # another process unpacked the same content first: keep theirs

@@ -77,7 +77,15 @@ def test_unknown_method_and_bad_json():
     app = build_a2a_app(EchoAgent(), world.tool_access(), name="E", description="d")
     with serve_a2a(app) as url:
         assert rpc(url, "config/explode")["error"]["code"] == -32601
-        assert httpx.post(f"{url}/agentenv", content=b"{", timeout=10).json()["error"]["code"] == -32700
+        json_type = {"content-type": "application/json"}
+        bad = httpx.post(f"{url}/agentenv", content=b"{", headers=json_type, timeout=10)
+        assert bad.status_code == 400 and bad.json()["error"]["code"] == -32700
+        # no token here: what a browser page on another site can send is refused before any handler runs
+        assert httpx.post(f"{url}/agentenv", content=b"{}", timeout=10).status_code == 415
+        foreign = json_type | {"origin": "https://evil.example"}
+        assert httpx.post(f"{url}/agentenv", content=b"{}", headers=foreign, timeout=10).status_code == 403
+        big = httpx.post(url, content=b'"' + b"x" * (2 * 1024 * 1024) + b'"', headers=json_type, timeout=30)
+        assert big.status_code == 413  # the body limit
 
 
 def test_role_switches_the_tools_the_agent_sees():

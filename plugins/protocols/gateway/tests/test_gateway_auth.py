@@ -7,12 +7,12 @@ from agentenv_gateway.auth import (
     ANONYMOUS,
     AuthConfigError,
     check_bind,
-    host_is_local,
     invert_tokens,
     load_role_file,
     parse_token_flags,
     role_for,
 )
+from agentenv_runtime import host_is_local
 
 
 def test_token_flags_and_env_references(monkeypatch):
@@ -64,6 +64,7 @@ def test_bind_and_host_rules():
         check_bind("0.0.0.0", None)
     assert host_is_local("127.0.0.1:8000") and host_is_local("localhost") and host_is_local("[::1]:80")
     assert not host_is_local("evil.example:80") and not host_is_local("")
+    assert host_is_local("LOCALHOST:8000") and host_is_local("Localhost.")  # host names are case-insensitive
 
 
 def test_role_for():
@@ -88,3 +89,15 @@ def test_acting_role_honours_a_named_role_only_from_trusted_callers():
         acting_role("support", "billing_lead", auth=True, control_roles=control)
     with pytest.raises(RoleRefused, match="holds no token"):
         acting_role(ANONYMOUS, "support", auth=True, control_roles=control)
+
+
+def test_a_named_role_the_world_lacks_is_refused_with_the_list():
+    from agentenv_gateway.auth import RoleRefused, acting_role
+
+    control = frozenset({"control"})
+    known = {"default", "support"}
+    assert acting_role("control", "support", auth=True, control_roles=control, known=known) == "support"
+    with pytest.raises(RoleRefused, match=r"no role 'nobody' in this world \(roles: default, support\)"):
+        acting_role("control", "nobody", auth=True, control_roles=control, known=known)
+    with pytest.raises(RoleRefused, match="no role 'nobody'"):
+        acting_role("default", "nobody", auth=False, control_roles=control, known=known)

@@ -115,8 +115,8 @@ def test_cheap_tool_calls_run_inline_once_measured_and_slow_ones_stay_on_the_wor
         assert jsonrpc["ok"] and jsonrpc["result"].startswith("agentenv-world")  # still counted slow (halving)
 
 
-def test_concurrent_requests_of_one_session_are_bounded(gate: type[Gate]) -> None:
-    app = build_app(gate_world(), tokens=TOKENS, limits=GatewayLimits(max_in_flight=1))
+def test_concurrent_requests_of_one_caller_are_bounded(gate: type[Gate]) -> None:
+    app = build_app(gate_world(), tokens=TOKENS, limits=GatewayLimits(max_in_flight_principal=1))
     with serve_in_thread(app) as url:
         slow = threading.Thread(
             target=lambda: httpx.post(f"{url}/rest/tools/wait", json={}, headers=SUPPORT, timeout=30)
@@ -125,6 +125,8 @@ def test_concurrent_requests_of_one_session_are_bounded(gate: type[Gate]) -> Non
         assert gate.entered.wait(10)
         busy = httpx.post(f"{url}/rest/tools/ping", json={}, headers=SUPPORT, timeout=10)
         assert busy.status_code == 429 and busy.json()["error"]["code"] == "too_many_requests"
+        made_up = SUPPORT | {"mcp-session-id": "not-a-session-of-this-caller"}  # counted against the caller itself
+        assert httpx.post(f"{url}/rest/tools/ping", json={}, headers=made_up, timeout=10).status_code == 429
         gate.opened.set()
         slow.join(30)
         assert httpx.post(f"{url}/rest/tools/ping", json={}, headers=SUPPORT, timeout=10).status_code == 200

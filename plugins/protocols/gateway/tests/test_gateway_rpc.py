@@ -163,7 +163,8 @@ def test_clock_triggers_access_trajectory(served, rpc, tokens):
         "when": {"tool": "get_ticket"},
         "actions": [{"set_tool_access": {"role": "support", "disable": ["get_ticket"]}}],
     }
-    assert rpc("triggers/register", {"triggers": [trigger, on_refund]}) == {"registered": ["nudge", "audit"]}
+    assert rpc("triggers/register", {"triggers": [trigger, on_refund]}) == {
+        "registered": ["nudge", "audit"], "added": ["nudge", "audit"], "all": ["nudge", "audit"]}
     error = rpc.error(
         "triggers/register", {"triggers": [dict(trigger, id="other"), {"id": "bad", "kind": "nope", "actions": []}]}
     )

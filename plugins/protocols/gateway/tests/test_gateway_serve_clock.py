@@ -38,7 +38,7 @@ def test_serve_with_start_answers_in_virtual_time() -> None:
     [
         (["--start", "next tuesday"], "start: 'next tuesday' is not an ISO 8601 time"),
         (["--rate", "60"], "--rate: give --start too"),
-        (["--start", "2026-11-24T10:00:00Z", "--rate", "0"], "rate: 0.0 must be > 0"),
+        (["--start", "2026-11-24T10:00:00Z", "--rate", "-1"], "rate: -1.0 must be ≥ 0 (0 freezes the clock)"),
     ],
 )
 def test_bad_clock_options_are_refused_in_one_line(args: list[str], message: str) -> None:

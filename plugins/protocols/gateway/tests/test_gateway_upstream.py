@@ -97,7 +97,7 @@ def test_upstream_tools_follow_rbac_and_triggers(fronted):
         json={"jsonrpc": "2.0", "id": 1, "method": "triggers/register", "params": {"triggers": [trigger]}},
         headers={"authorization": "Bearer tok-c"},
     ).json()
-    assert reply["result"] == {"registered": ["rainy"]}
+    assert reply["result"] == {"registered": ["rainy"], "added": ["rainy"], "all": ["rainy"]}
     called = httpx.post(f"{url}/rest/tools/get_forecast", json={"city": "Bend"}, headers=support)
     assert called.status_code == 200 and called.json()["result"]["city"] == "Bend"
     events = world.trajectory.events

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -210,3 +213,51 @@ def test_invalid_utf8_is_read_as_before_and_a_close_sent_with_messages_ends_clea
         writer.close()
 
     asyncio.run(scenario())
+
+
+# ---- the guards of a server without tokens: no other site's page, loopback unless --allow-remote ----------
+def test_ws_from_a_foreign_origin_is_refused(serve: Callable[..., str]) -> None:
+    url = ws_url(serve)
+
+    async def scenario() -> None:
+        with pytest.raises(InvalidStatus) as refused:
+            async with websockets.connect(url, origin=websockets.Origin("https://evil.example")):
+                pass
+        assert refused.value.response.status_code == 403
+        assert b"evil.example" in refused.value.response.body
+        own = websockets.Origin(url.replace("ws://", "http://").removesuffix("/ws"))
+        async with websockets.connect(url, origin=own) as ws:  # the server's own origin, and no origin at all
+            assert (await exchange(ws, {"type": "reset", "data": {}}))["type"] == "observation"
+        async with websockets.connect(url) as ws:
+            reply = await exchange(ws, {"type": "reset", "data": {}})
+            assert reply["type"] == "observation"
+            assert (await exchange(ws, {"type": "step", "data": LOOK}))["type"] == "observation"
+
+    asyncio.run(scenario())
+
+
+def test_the_asgi_app_ws_refuses_a_foreign_origin() -> None:
+    from agentenv_openenv.app import build_app
+    from agentenv_rl.api import Template
+    from starlette.testclient import TestClient
+    from starlette.websockets import WebSocketDisconnect
+
+    app = build_app(Template("support-refund"), 2)
+    with TestClient(app) as client:
+        foreign = {"origin": "https://evil.example"}
+        with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws", headers=foreign) as ws:
+            ws.receive_text()
+        assert refused.value.code == 1008
+        with client.websocket_connect("/ws") as ws:
+            ws.send_json({"type": "reset", "data": {}})
+            assert ws.receive_json()["type"] == "observation"
+
+
+def test_a_non_loopback_host_needs_allow_remote(tmp_path: Path) -> None:
+    agentenv = Path(sys.executable).with_name("agentenv")
+    proc = subprocess.run(
+        [str(agentenv), "openenv", "serve", "support-refund", "--host", "0.0.0.0", "--port", "0"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "--host 0.0.0.0 is not a loopback address" in proc.stderr and "--allow-remote" in proc.stderr

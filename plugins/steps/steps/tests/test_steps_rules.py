@@ -101,7 +101,7 @@ def test_tool_call_trigger_reacts_to_the_agent(runs):
         ({"start": "yesterday"}, "field `start`"),
         ({"timezone": "Mars/Olympus"}, "field `timezone`"),
         ({"mode": "warp"}, "field `mode`"),
-        ({"rate": 0}, "field `rate`"),
+        ({"rate": -1}, "field `rate`"),
         ({"run_until": "2026-11-01T00:00:00Z"}, "field `run_until`"),
         ({"env": "nosuchstep"}, "field `env`"),
         ({"advance_seconds": float("inf")}, "field `advance_seconds`: Input should be a finite number"),
@@ -245,3 +245,9 @@ def test_access_preflight_names_step_and_field(runs, fields, where):
         runs(task(deploy(), access(**fields)))
     assert "step 'access' (modify_env_tool_access)" in str(caught.value)
     assert where in str(caught.value)
+
+
+def test_rate_zero_is_accepted_as_the_peers_frozen_clock() -> None:
+    from agentenv_steps.rules import SyncEnvClockSettings
+
+    assert SyncEnvClockSettings.model_validate({"env": "e", "rate": 0}).rate == 0

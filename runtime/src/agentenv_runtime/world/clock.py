@@ -69,8 +69,12 @@ class VirtualClock:
         timezone: str | None = None,
     ) -> None:
         """Arm the clock. Omitted fields keep their value (start defaults to the current reading)."""
-        if rate is not None and not 0 < rate <= MAX_RATE:
-            raise ValueError(f"rate: {rate} must be > 0 and ≤ {MAX_RATE:,.0f} virtual seconds per real second")
+        if rate is not None and not 0 <= rate <= MAX_RATE:
+            raise ValueError(
+                f"rate: {rate} must be ≥ 0 (0 freezes the clock) and ≤ {MAX_RATE:,.0f} virtual seconds per real second"
+            )
+        if rate == 0:  # the reference protocol's way of saying frozen
+            mode = "frozen"
         if timezone is not None:
             try:
                 ZoneInfo(timezone)

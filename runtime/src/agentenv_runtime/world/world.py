@@ -69,6 +69,14 @@ class _Armed:
         """Fired, and neither the definition nor the kind asks for more."""
         return self.fired > 0 and not (self.definition.repeat or self.kind.repeats())
 
+    @property
+    def status(self) -> str:
+        """The reference protocol's trigger status: `armed` (waiting), `fired` (spent) or `cancelled` (disabled).
+        Firing is synchronous here, so `firing` and `queued` never show; a failed action is in the trajectory."""
+        if not self.enabled:
+            return "cancelled"
+        return "fired" if self.spent else "armed"
+
 
 @dataclass(frozen=True)
 class WorldCheckpoint:
@@ -196,6 +204,10 @@ class World:
         """Rows of a SQL query on one env's state (what state triggers and verifiers read)."""
         return self.env(env).query(sql, tuple(params))
 
+    def fire_due(self) -> int:
+        """Fire the time triggers the clock has passed (also done before every tool call); how many fired."""
+        return self._fire_due()
+
     def call(self, tool: str, arguments: dict[str, Any] | None = None, role: str = DEFAULT_ROLE) -> ToolOutcome:
         """Call a tool as `role` through every world rule."""
         self._fire_due()
@@ -301,7 +313,15 @@ class World:
         rate: float | None = None,
         timezone: str | None = None,
     ) -> None:
-        """Set (arm) the shared clock and re-plan every time trigger against the new time."""
+        """Set (arm) the shared clock and re-plan every time trigger against the new time. Moving an armed clock
+        forward fires the time triggers it passes first, each at its own time (as `advance` does): a jump
+        past a trigger is the clock passing it."""
+        if start is not None and self.clock.armed:
+            from agentenv_runtime.world.clock import parse_time
+
+            target = parse_time(start)
+            if target > self.clock.now():
+                self._fire_due(target)
         self.clock.set(start, mode=mode, rate=rate, timezone=timezone)
         after = shifted(self.clock.now(), -1e-6)
         for armed in self.triggers.values():

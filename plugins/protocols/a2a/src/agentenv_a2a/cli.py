@@ -6,7 +6,6 @@ path of `agentenv --help`.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import signal
 import sys
@@ -17,21 +16,9 @@ from typing import Annotated, Any
 import typer
 from agentenv import fail
 from agentenv.contracts import kinds
+from agentenv_runtime import is_loopback
 
 app = typer.Typer(add_completion=False, help="Serve an agent acting in a world as an A2A agent.")
-LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
-
-
-def is_loopback(host: str) -> bool:
-    """True for 127.0.0.0/8, ::1 and `localhost`; anything else is reachable from other machines."""
-    if host.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def parse_settings(raw: str) -> dict[str, Any]:
     """`--agent-settings`: a JSON object, or `@FILE` naming a JSON file."""
     source = "--agent-settings"

@@ -160,6 +160,7 @@ def apply_config(card: AgentCard, served: ServedAgent, *, endpoint: str) -> None
 
 def extension_endpoint(served: ServedAgent) -> Callable[[Any], Awaitable[Any]]:
     """The Starlette endpoint answering the extension's JSON-RPC 2.0 methods."""
+    from agentenv_runtime import JsonRefused, loads_request
     from starlette.responses import JSONResponse
 
     from agentenv_a2a.served import ConfigRefused
@@ -174,8 +175,8 @@ def extension_endpoint(served: ServedAgent) -> Callable[[Any], Awaitable[Any]]:
 
     async def endpoint(request: Any) -> Any:
         try:
-            call = json.loads(await request.body())
-        except ValueError as exc:
+            call = loads_request(await request.body())
+        except JsonRefused as exc:
             return reply(None, code=-32700, message=f"parse error: {exc}")
         if not isinstance(call, dict) or not isinstance(call.get("method"), str):
             return reply(None, code=-32600, message="invalid request: send a JSON-RPC 2.0 object with `method`")
@@ -296,11 +297,51 @@ class _RequestBase:
             return
         from starlette.requests import Request
 
+        refusal = await _refusal(scope, receive)
+        if isinstance(refusal, tuple):
+            status, message = refusal
+            from starlette.responses import JSONResponse
+
+            body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600 if status != 400 else -32700,
+                                                             "message": message}}
+            await JSONResponse(body, status_code=status, headers={"connection": "close"})(scope, receive, send)
+            return
+        if refusal is not None:
+            from agentenv_runtime import replay_body
+
+            receive = replay_body(refusal, receive)
         token = _request_base.set(str(Request(scope).base_url))
         try:
             await self.app(scope, receive, send)
         finally:
             _request_base.reset(token)
+
+
+MAX_BODY_BYTES = 1024 * 1024
+"""The largest request body the A2A server reads (a message and its parts); larger → 413."""
+
+
+async def _refusal(scope: Any, receive: Any) -> tuple[int, str] | bytes | None:
+    """Why a request must be refused (status, message); else its body, read and checked as JSON (None: a GET).
+
+    The A2A endpoint has no tokens, so the token-less rules hold: no other site's page, JSON bodies only; and
+    bodies are bounded, and parsed once here so that none can crash the SDK's parser."""
+    from agentenv_runtime import JsonRefused, cross_site_refusal, loads_request, read_body
+
+    headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+    has_body = "transfer-encoding" in headers or headers.get("content-length", "0").strip() not in ("", "0")
+    refused = cross_site_refusal(scope["method"], headers, has_body=has_body)
+    if refused is not None or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+        return refused
+    body = await read_body(receive, MAX_BODY_BYTES)
+    if body is None:
+        return 413, f"request body larger than {MAX_BODY_BYTES} bytes"
+    if body.strip():
+        try:
+            loads_request(body, strict=True)
+        except JsonRefused as exc:
+            return 400, f"parse error: {exc}"
+    return body
 
 
 @contextmanager

@@ -11,27 +11,37 @@
     GET  /health                       liveness
 
 A thin outer ASGI layer checks the Host header (token-less servers answer only loopback names, against
-DNS rebinding), resolves the bearer token (and a trusted caller's `AgentEnv-Role` header) to a role and
-puts it in the request scope, then hands `/mcp` to the SDK's session manager and everything else to a
-small Starlette router. A request without a token on a server with tokens may read only the public card.
+DNS rebinding) and refuses cross-site browser requests to a token-less world (`agentenv_runtime.web_guard`: a
+foreign Origin, or a body that is not JSON), resolves the bearer token (and a trusted caller's `AgentEnv-Role`
+header) to a role and puts it in the request scope, then hands `/mcp` to the SDK's session manager and
+everything else to a small Starlette router. A request without a token on a server with tokens may read
+only the public card.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
-from agentenv_runtime import CARD_PATH, World
+from agentenv_runtime import (
+    CARD_PATH,
+    SAFE_METHODS,
+    JsonRefused,
+    World,
+    cross_site_refusal,
+    host_is_local,
+    loads_request,
+    replay_body,
+)
 
+from agentenv_gateway.admission import Admission, Refused
 from agentenv_gateway.auth import (
     ANONYMOUS,
     CONTROL_ROLE,
     ROLE_HEADER,
     RoleRefused,
     acting_role,
-    host_is_local,
     role_for,
 )
 from agentenv_gateway.core import ROLE_SCOPE_KEY, TOKEN_ROLE_SCOPE_KEY, BodyTooLarge, Gateway, dumps
@@ -78,8 +88,7 @@ class GatewayApp:
         self.world = gateway.world
         self.url = url.rstrip("/") if url else None
         self.upstreams = upstreams
-        self._in_flight: dict[str, int] = {}
-        """Requests being answered per session (MCP session id, else bearer token, else connection)."""
+        self.admission = Admission(gateway.limits)
         self.session_manager = build_session_manager(gateway, json_response=json_response)
         self._mcp = self.session_manager.handle_request
         self.router = Starlette(
@@ -102,45 +111,96 @@ class GatewayApp:
             await self.router(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        if not self.gateway.auth and not host_is_local(headers.get(b"host", b"").decode("latin-1")):
-            await _send_json(send, 421, {"error": "this token-less world answers loopback host names only"})
-            return
-        token_role = role_for(headers.get(b"authorization", b"").decode("latin-1") or None, self.gateway.by_token)
         path = scope["path"]
+        if not self.gateway.auth:
+            if not host_is_local(headers.get(b"host", b"").decode("latin-1")):
+                await _send_json(send, 421, {"error": "this token-less world answers loopback host names only"})
+                return
+            refusal = cross_site_refusal(scope["method"], _text_headers(headers), has_body=_has_body(headers))
+            if refusal is not None:
+                await _send_json(send, refusal[0], _error_body(path, -32600, "cross_site", refusal[1]))
+                return
+        if sum(name == b"authorization" for name, _ in scope["headers"]) > 1:
+            message = "more than one Authorization header: send exactly one (Authorization: Bearer TOKEN)"
+            await _send_json(send, 400, _error_body(path, -32600, "invalid_request", message))
+            return
+        token_role = role_for(_authorization(headers) or None, self.gateway.by_token)
         if token_role is None or (token_role == ANONYMOUS and path != CARD_PATH):
             await _send_json(send, 401, _unauthorized_body(path), {"www-authenticate": 'Bearer realm="agentenv"'})
             return
         named = headers.get(ROLE_HEADER.lower().encode(), b"").decode("latin-1")
         try:
-            role = acting_role(token_role, named, auth=self.gateway.auth, control_roles=self.gateway.control_roles)
+            role = acting_role(token_role, named, auth=self.gateway.auth, control_roles=self.gateway.control_roles,
+                               known=self.world.rbac.roles)
         except RoleRefused as exc:
             await _send_json(send, 403, _refused_body(path, str(exc)))
             return
-        limit = self.gateway.limits.max_body_bytes
-        length = headers.get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > limit:
-            await _send_json(send, 413, _too_large_body(path, limit))
-            return
         scope[ROLE_SCOPE_KEY] = role
         scope[TOKEN_ROLE_SCOPE_KEY] = token_role
-        session = _session_key(scope, headers) if scope.get("method") == "POST" else None
-        if session is not None:
-            if self._in_flight.get(session, 0) >= self.gateway.limits.max_in_flight:
-                await _send_json(send, 429, _busy_body(path, self.gateway.limits.max_in_flight), {"retry-after": "1"})
-                return
-            self._in_flight[session] = self._in_flight.get(session, 0) + 1
+        is_mcp = path == MCP_PATH or path == MCP_PATH + "/"
+        if scope["method"] not in SAFE_METHODS:
+            await self._admitted(scope, receive, send, headers, is_mcp)
+        elif is_mcp:  # the SSE stream of a session: long-lived, counted by no limit, served to its opener only
+            scope["user"] = self._sdk_user(self.admission.principal(token_role, _authorization(headers)))
+            await self._mcp(scope, receive, send)
+        else:
+            await self.router(scope, receive, send)
+
+    async def _admitted(
+        self, scope: dict[str, Any], receive: Any, send: Any, headers: dict[bytes, bytes], is_mcp: bool
+    ) -> None:
+        """Serve a request within the caller's limits (`agentenv_gateway.admission`), its body read first."""
+        path = scope["path"]
+        principal = self.admission.principal(scope[TOKEN_ROLE_SCOPE_KEY], _authorization(headers))
+        raw_session = headers.get(b"mcp-session-id")
+        session = raw_session.decode("latin-1") if raw_session else None
+        keys = self.admission.keys(principal, session)
+        reserved = 0
         try:
-            if path == MCP_PATH or path == MCP_PATH + "/":
-                await self._mcp(scope, receive, send)
+            self.admission.enter(keys)
+        except Refused as exc:
+            await _send_refusal(send, path, exc)
+            return
+        try:
+            if scope["method"] not in SAFE_METHODS:
+                length = headers.get(b"content-length")
+                declared = int(length) if length is not None and length.strip().isdigit() else None
+                try:
+                    body, reserved = await self.admission.read_body(receive, principal, declared)
+                except Refused as exc:
+                    await _send_refusal(send, path, exc)
+                    return
+                receive = replay_body(body, receive)
+            if is_mcp:
+                scope["user"] = self._sdk_user(principal)
+                await self._mcp(scope, receive, self._watching_sessions(send, principal, session, scope["method"]))
             else:
                 await self.router(scope, receive, send)
         finally:
-            if session is not None:
-                left = self._in_flight[session] - 1
-                if left:
-                    self._in_flight[session] = left
-                else:
-                    del self._in_flight[session]
+            self.admission.leave(keys)
+            self.admission.release(principal, reserved)
+
+    def _sdk_user(self, principal: str) -> Any:
+        """The principal as the MCP SDK's authenticated user: the SDK then serves a session only to its opener."""
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+
+        return AuthenticatedUser(AccessToken(token=principal, client_id=principal, scopes=[]))
+
+    def _watching_sessions(self, send: Any, principal: str, session: str | None, method: str) -> Any:
+        """`send` that records which principal the SDK opened a session for (and forgets an ended one)."""
+
+        async def watched(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and message["status"] < 300:
+                if session is None:
+                    for name, value in message.get("headers", []):
+                        if name.lower() == b"mcp-session-id":
+                            self.admission.opened(value.decode("latin-1"), principal)
+                elif method == "DELETE":
+                    self.admission.closed(session)
+            await send(message)
+
+        return watched
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Any) -> AsyncIterator[None]:
@@ -203,12 +263,9 @@ class GatewayApp:
         except BodyTooLarge:
             return _json_response(413, _too_large_body(REST_PATH, self.gateway.limits.max_body_bytes))
         try:
-            arguments = json.loads(body) if body.strip() else {}
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return _rest_error(400, "invalid_json", f"the body is not valid JSON: {exc}")
-        except RecursionError:
-            depth = self.gateway.limits.max_depth
-            return _rest_error(400, "invalid_arguments", f"the body nests deeper than {depth} levels")
+            arguments = loads_request(body) if body.strip() else {}
+        except JsonRefused as exc:
+            return _rest_error(400, "invalid_arguments" if "nest" in str(exc) else "invalid_json", f"the body: {exc}")
         if not isinstance(arguments, dict):
             return _rest_error(400, "invalid_arguments", "the body must be a JSON object of the tool's arguments")
         name = request.path_params["name"]
@@ -319,21 +376,25 @@ def _too_large_body(path: str, limit: int) -> dict[str, Any]:
     return _error_body(path, -32600, "too_large", message)
 
 
-def _busy_body(path: str, limit: int) -> dict[str, Any]:
-    message = f"more than {limit} requests of this session at once (limits.max_in_flight); wait for an answer"
-    return _error_body(path, -32000, "too_many_requests", message)
+def _authorization(headers: dict[bytes, bytes]) -> str:
+    return headers.get(b"authorization", b"").decode("latin-1")
 
 
-def _session_key(scope: dict[str, Any], headers: dict[bytes, bytes]) -> str:
-    """Whose concurrent requests are counted together: an MCP session, else a bearer token, else a connection."""
-    session = headers.get(b"mcp-session-id")
-    if session:
-        return "mcp:" + session.decode("latin-1")
-    token = headers.get(b"authorization")
-    if token:
-        return "token:" + token.decode("latin-1")
-    client = scope.get("client") or ("?", 0)
-    return f"peer:{client[0]}:{client[1]}"
+def _text_headers(headers: dict[bytes, bytes]) -> dict[str, str]:
+    return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in headers.items()}
+
+
+def _has_body(headers: dict[bytes, bytes]) -> bool:
+    length = headers.get(b"content-length")
+    return b"transfer-encoding" in headers or (length is not None and length.strip() not in (b"", b"0"))
+
+
+async def _send_refusal(send: Any, path: str, refusal: Refused) -> None:
+    rpc_code = -32600 if refusal.status in (400, 413) else -32000
+    extra = {"connection": "close"}  # its body may be unread: end the connection, drop what it still sends
+    if refusal.status == 429:
+        extra["retry-after"] = "1"
+    await _send_json(send, refusal.status, _error_body(path, rpc_code, refusal.code, refusal.message), extra)
 
 
 async def _send_json(send: Any, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:

@@ -8,18 +8,16 @@ history or a file.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentenv_runtime import DEFAULT_ROLE
+from agentenv_runtime import DEFAULT_ROLE, is_loopback
 
 CONTROL_ROLE = "control"
 """The role that may use the data plane (reset, load, clock, triggers, access, state) when tokens are on."""
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 ROLE_HEADER = "AgentEnv-Role"
 """The reference protocol's way for a trusted caller (a harness, a gateway in front) to act as a role."""
 
@@ -98,15 +96,6 @@ def invert_tokens(tokens: Mapping[str, str] | None) -> dict[str, str]:
     return by_token
 
 
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def check_bind(host: str, tokens: Mapping[str, str] | None) -> None:
     """Refuse to expose an unauthenticated world beyond this machine."""
     if not tokens and not is_loopback(host):
@@ -114,15 +103,6 @@ def check_bind(host: str, tokens: Mapping[str, str] | None) -> None:
             f"--host {host}: refusing to serve a world without tokens on a non-loopback address; "
             "add --token ROLE=TOKEN (or ROLE=env:NAME) or bind 127.0.0.1"
         )
-
-
-def host_is_local(header: str) -> bool:
-    """Whether a Host header names this machine (guards a token-less server against DNS rebinding)."""
-    if header.startswith("["):
-        name = header[: header.find("]") + 1]
-    else:
-        name = header.rsplit(":", 1)[0] if header.count(":") == 1 else header
-    return is_loopback(name)
 
 
 ANONYMOUS = ""
@@ -145,19 +125,31 @@ class RoleRefused(Exception):
     """A request that names a role it may not take; the message says which credential would allow it."""
 
 
-def acting_role(token_role: str, named: str | None, *, auth: bool, control_roles: frozenset[str]) -> str:
+def acting_role(
+    token_role: str,
+    named: str | None,
+    *,
+    auth: bool,
+    control_roles: frozenset[str],
+    known: Collection[str] | None = None,
+) -> str:
     """The role a request acts as, given the role its token opened and the role it names (`AgentEnv-Role` or
     the reference gateway's per-call role field).
 
     A named role is honoured only from a trusted caller: one holding a control token, or any caller of a
     token-less server (which binds loopback only, so every caller is already this machine). An ordinary
     role token naming another role is refused, never quietly widened. `ANONYMOUS` (tokens are on and none
-    was sent) may name no role: it reads the public card only.
+    was sent) may name no role: it reads the public card only. A named role outside `known` (the world's roles)
+    is refused with the list, rather than served as a role with no tools.
     """
     named = (named or "").strip() or None
     if named is None or named == token_role:
         return token_role
     if not auth or token_role in control_roles:
+        if known is not None and named not in known:
+            raise RoleRefused(
+                f"{ROLE_HEADER}: no role {named!r} in this world (roles: {', '.join(sorted(known))}); name one of them"
+            )
         return named
     held = f"the {token_role!r} token" if token_role else "no token"
     raise RoleRefused(

@@ -10,7 +10,12 @@ every client, `/health` included, for seconds). Each bound is a setting with a s
     max_batch_control = 1000    # the same for control roles (the data plane loads and resets)
     max_depth = 32              # nesting of one tool call's arguments (and of a request, plus its envelope)
     max_string = 65536          # characters in one argument string
-    max_in_flight = 16          # concurrent requests of one session (MCP session, token, or connection); → 429
+    max_in_flight = 16          # concurrent requests of one MCP session its caller opened; → 429
+    max_in_flight_principal = 256   # concurrent requests of one caller (its token; all of this machine without)
+    max_pending_bytes = 8388608     # request-body bytes one caller may have in progress; → 429
+    body_timeout = 30.0         # seconds to receive a whole request body; → 408
+    max_sessions = 1024         # open MCP sessions; → 503 at the limit
+    session_idle_timeout = 600.0    # seconds without a request before an MCP session is closed
     world_thread = true         # world calls on a dedicated thread, off the event loop; false: inline on the loop
 """
 
@@ -19,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentenv_runtime import ArgumentLimits
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 DIST = "agentenv-gateway"
 ENVELOPE_DEPTH = 4
@@ -39,9 +44,20 @@ class GatewayLimits(BaseModel):
     max_depth: int = Field(32, ge=2, le=1000)
     max_string: int = Field(65536, ge=1)
     max_in_flight: int = Field(16, ge=1)
+    max_in_flight_principal: int = Field(256, ge=1)
+    max_pending_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    body_timeout: float = Field(30.0, gt=0, le=3600)
+    max_sessions: int = Field(1024, ge=1)
+    session_idle_timeout: float = Field(600.0, gt=0)
     world_thread: bool = True
     """Run every world call on a dedicated thread, off the event loop (always with upstreams); false runs them
     inline on the loop, bounded by the batch chunking only."""
+
+    @model_validator(mode="after")
+    def _budget_holds_a_body(self) -> GatewayLimits:
+        if self.max_pending_bytes < self.max_body_bytes:
+            raise ValueError("max_pending_bytes must be at least max_body_bytes (one whole body)")
+        return self
 
     @property
     def arguments(self) -> ArgumentLimits:

@@ -37,7 +37,7 @@ def _role(ctx: Any, params: Any, gw: Gateway) -> str:
     if not isinstance(named, str) or not named.strip():
         return role
     token_role = str(scope.get(TOKEN_ROLE_SCOPE_KEY, role))
-    return acting_role(token_role, named, auth=gw.auth, control_roles=gw.control_roles)
+    return acting_role(token_role, named, auth=gw.auth, control_roles=gw.control_roles, known=gw.world.rbac.roles)
 
 
 def build_mcp_server(gw: Gateway) -> Any:
@@ -48,6 +48,11 @@ def build_mcp_server(gw: Gateway) -> Any:
     from agentenv_gateway.auth import RoleRefused
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        cursor = getattr(params, "cursor", None)
+        if cursor is not None:  # one page holds every tool: no cursor of ours exists, so this one is invalid
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(types.INVALID_PARAMS, f"invalid cursor {cursor[:64]!r}: tools/list has a single page here")
         try:
             role = _role(ctx, params, gw)
         except RoleRefused:  # a listing cannot fail: it shows the request's own role's tools
@@ -99,4 +104,6 @@ def build_session_manager(gw: Gateway, *, json_response: bool = True) -> Any:
         app=build_mcp_server(gw),
         json_response=json_response,
         max_request_body_size=gw.limits.max_body_bytes,
+        max_sessions=gw.limits.max_sessions,
+        session_idle_timeout=gw.limits.session_idle_timeout,
     )

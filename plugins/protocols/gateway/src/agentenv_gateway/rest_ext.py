@@ -10,11 +10,10 @@ with tokens), parameter validation and all-or-none behaviour are the JSON-RPC on
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentenv_runtime import GET_TIME
+from agentenv_runtime import GET_TIME, JsonRefused, loads_request
 
 from agentenv_gateway.core import ROLE_SCOPE_KEY, BodyTooLarge, Gateway, dumps
 from agentenv_gateway.rpc import FORBIDDEN, INVALID_PARAMS, METHOD_NOT_FOUND, RpcError, call_method
@@ -200,8 +199,8 @@ def routes(gw: Gateway, read_body: Callable[[Any], Awaitable[bytes]]) -> list[An
                     limit = gw.limits.max_body_bytes
                     return _error(413, "too_large", f"request body larger than {limit} bytes (limits.max_body_bytes)")
                 try:
-                    body = json.loads(raw) if raw.strip() else {}
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                    body = loads_request(raw) if raw.strip() else {}
+                except JsonRefused:
                     body = None
                 if not isinstance(body, dict):
                     return _error(400, "invalid_json", "the body must be a JSON object")

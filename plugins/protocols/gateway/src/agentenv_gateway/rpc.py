@@ -12,13 +12,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agentenv_runtime import GET_TIME, WorldError
+from agentenv_runtime import GET_TIME, JsonRefused, WorldError, loads_request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentenv_gateway.core import Gateway
@@ -216,7 +215,7 @@ def triggers_register(gw: Gateway, params: TriggersRegisterParams, role: str) ->
                 gw.world.remove_trigger(trigger_id)
             raise invalid(f"triggers.{index}", str(exc)) from None
         added.append(str(definition["id"]))
-    return {"registered": added}
+    return {"registered": added, "added": added, "all": list(gw.world.triggers)}  # ours, then the reference's
 
 
 def triggers_remove(gw: Gateway, params: TriggerRemoveParams, role: str) -> dict[str, Any]:
@@ -226,12 +225,14 @@ def triggers_remove(gw: Gateway, params: TriggerRemoveParams, role: str) -> dict
 
 
 def triggers_state(gw: Gateway, _: NoParams, role: str) -> dict[str, Any]:
+    gw.world.fire_due()  # a time trigger the clock has passed fires when anyone looks, not only at the next call
     return {
         "triggers": [
             {
                 "id": trigger_id,
                 "kind": armed.definition.kind,
                 "fired": armed.fired,
+                "status": armed.status,
                 "enabled": armed.enabled,
                 "spent": armed.spent,
                 "next_at": armed.next_at.isoformat() if armed.next_at else None,
@@ -465,8 +466,8 @@ DATA_METHODS = frozenset({"data/reset", "data/add", "data/get"})
 async def handle_env_rpc(gw: Gateway, body: bytes, role: str, env: str) -> Any:
     """JSON-RPC at one env's child URL: only the data plane, scoped to `env` (a different `env` is refused)."""
     try:
-        message = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        message = loads_request(body)
+    except JsonRefused as exc:
         return _response(None, error=RpcError(PARSE_ERROR, f"parse error: {exc}"))
     if not isinstance(message, dict):
         return _response(None, error=RpcError(INVALID_REQUEST, "invalid request: expected one JSON-RPC object"))
@@ -486,11 +487,9 @@ async def handle_rpc(gw: Gateway, body: bytes, role: str) -> Any:
     """The JSON-RPC reply to a request body: an object, a list (batch), or None (only notifications)."""
     limits = gw.limits
     try:
-        message = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        message = loads_request(body)
+    except JsonRefused as exc:
         return _response(None, error=RpcError(PARSE_ERROR, f"parse error: {exc}"))
-    except RecursionError:
-        return _response(None, error=RpcError(PARSE_ERROR, f"parse error: nested deeper than {limits.request_depth}"))
     if too_deep(message, limits.request_depth):
         deep = f"invalid request: nested deeper than {limits.request_depth} (limits.max_depth)"
         error = RpcError(INVALID_REQUEST, deep)

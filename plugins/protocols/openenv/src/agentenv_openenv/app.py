@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from agentenv_rl.api import Action, EpisodeError, Template
+from agentenv_runtime import loads_request, origin_refusal
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -69,7 +70,7 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
 
     async def body(request: Request) -> dict[str, Any]:
         raw = await request.body()
-        data = json.loads(raw) if raw.strip() else {}
+        data = loads_request(raw) if raw.strip() else {}
         if not isinstance(data, dict):
             raise EpisodeError("the request body is a JSON object")
         return data
@@ -113,9 +114,14 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
             }
         )
 
-    async def ws(receive: Any, send: Any) -> None:
-        """One WebSocket session on plain ASGI messages: accept, answer each text message in turn, close."""
+    async def ws(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """One WebSocket session on plain ASGI messages: accept, answer each text message in turn, close.
+        An opening from another site's page is refused (403): the server has no tokens."""
         if (await receive())["type"] != "websocket.connect":
+            return
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+        if origin_refusal(headers) is not None:
+            await send({"type": "websocket.close", "code": 1008})
             return
         await send({"type": "websocket.accept"})
         try:
@@ -169,6 +175,6 @@ class OpenEnvApp:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "websocket" and scope["path"] == "/ws":
-            await self._ws(receive, send)
+            await self._ws(scope, receive, send)
         else:
             await self._http(scope, receive, send)  # HTTP, lifespan, and other WebSocket paths (refused there)

@@ -18,7 +18,9 @@ def parser() -> argparse.ArgumentParser:
         "serve", help="Serve one task: HTTP /reset /step /state /health /schema /metadata, /ws."
     )
     serve.add_argument("target", metavar="BUNDLE[:TASK]", help="A bundle (and task), a bundle folder or a task file.")
-    serve.add_argument("--host", default="127.0.0.1", help="Address to bind (default 127.0.0.1).")
+    serve.add_argument("--host", default="127.0.0.1", help="Address to bind (default 127.0.0.1; loopback unless "
+                       "--allow-remote).")
+    serve.add_argument("--allow-remote", action="store_true", help="Allow a non-loopback --host (no auth!).")
     serve.add_argument("--port", type=int, default=8000, help="Port (default 8000; 0 picks a free one).")
     serve.add_argument("--max-sessions", type=int, default=64, help="Concurrent WebSocket sessions (default 64).")
     serve.add_argument("--max-steps", type=int, default=100, help="Tool calls before an episode is truncated.")
@@ -29,6 +31,15 @@ def main(argv: Sequence[str]) -> int:
     options = parser().parse_args(list(argv))
     if options.max_sessions < 1 or options.max_steps < 1:
         print("agentenv openenv serve: --max-sessions and --max-steps must be at least 1", file=sys.stderr)
+        return 2
+    from agentenv_runtime import is_loopback
+
+    if not is_loopback(options.host) and not options.allow_remote:
+        print(
+            f"agentenv openenv serve: --host {options.host} is not a loopback address; OpenEnv sessions have no "
+            "authentication and drive a world, so bind 127.0.0.1, or pass --allow-remote if you mean to expose it",
+            file=sys.stderr,
+        )
         return 2
     from agentenv.config import ConfigError
     from agentenv_rl.api import EpisodeError, Template

@@ -17,6 +17,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from agentenv_rl.api import Episode, EpisodeError, StepResult, Template
+from agentenv_runtime import JsonRefused, loads_request
 
 Reply = dict[str, Any] | str | None
 """A message to send back (a dict, or its JSON text when already encoded), or None: the client asked to close."""
@@ -61,8 +62,8 @@ class Session:
     def answer(self, raw: str) -> Answer:
         """The reply to one raw message (see the module docstring); errors are replies, never exceptions."""
         try:
-            message = json.loads(raw)
-        except json.JSONDecodeError as exc:
+            message = loads_request(raw)
+        except JsonRefused as exc:
             return error(f"Invalid JSON: {exc}", "INVALID_JSON")
         if not isinstance(message, dict):
             message = {}

@@ -10,7 +10,8 @@ behind it so that replies keep their order. Once the session is open, data made 
 messages, and every reply, go through `agentenv_openenv.frames` instead of the protocol's parser and framer
 (anything else still goes to the protocol, which sees a stream that stops and starts at frame boundaries).
 
-What the protocol keeps: the opening handshake (any path but `/ws` is answered 404), pings answered, fragmented
+What the protocol keeps: the opening handshake (any path but `/ws` is answered 404, an opening from another
+site's page 403: the server has no tokens), pings answered, fragmented
 messages joined, the closing handshake, messages larger than uvicorn's `ws_max_size` refused (close 1009), and
 back-pressure: reading stops while the client does not read its replies, or while many of its messages wait.
 """
@@ -23,6 +24,7 @@ from collections import deque
 from collections.abc import Coroutine
 from typing import Any, ClassVar, cast
 
+from agentenv_runtime import origin_refusal
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
 from websockets.protocol import State
@@ -140,6 +142,11 @@ class SessionSocket(asyncio.Protocol):
     def _handshake(self, request: Request) -> None:
         if request.path.partition("?")[0] != PATH:
             self.conn.send_response(self.conn.reject(404, f"OpenEnv sessions are at {PATH}\n"))
+            self.closing = True
+            return
+        foreign = origin_refusal({name.lower(): value for name, value in request.headers.raw_items()})
+        if foreign is not None:
+            self.conn.send_response(self.conn.reject(403, foreign + "\n"))
             self.closing = True
             return
         response = self.conn.accept(request)

@@ -37,7 +37,7 @@ class SyncEnvClockSettings(StepSettings):
         "absent = keep (initially frozen).",
     )
     rate: float | None = Field(
-        None, gt=0, le=MAX_RATE, description="Virtual seconds per real second when scaled (initially 1)."
+        None, ge=0, le=MAX_RATE, description="Virtual seconds per real second when scaled (initially 1; 0 freezes)."
     )
     timezone: str | None = Field(None, description="IANA time zone for presentation (initially UTC).")
     advance_seconds: float | None = Field(
