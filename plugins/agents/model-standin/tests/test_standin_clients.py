@@ -167,3 +167,11 @@ def test_use_restarts_from_the_first_turn_and_keeps_the_log() -> None:
         model.use([{"text": "two"}])
         assert client.chat.completions.create(**ask).choices[0].message.content == "two"
         assert len(model.requests) == 2
+
+
+def test_a_call_marked_not_offered_is_sent_as_named() -> None:
+    script = [{"tool_calls": [{"tool": "issue_refund", "arguments": {"amount": 1}, "offered": False}]}]
+    with StandInModel(script) as model:
+        reply = _openai(model).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+        (call,) = reply.choices[0].message.tool_calls or []
+        assert call.function.name == "issue_refund"  # type: ignore[union-attr]

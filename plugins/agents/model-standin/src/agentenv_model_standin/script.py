@@ -29,6 +29,8 @@ class ToolCall(BaseModel):
     tool: str = Field(min_length=1)
     """A suffix of the offered tool's name: `get_ticket` matches `get_ticket`, `mcp__world__get_ticket`, …"""
     arguments: dict[str, Any] = Field(default_factory=dict)
+    offered: bool = True
+    """False: send the call as named even when the client offered no such tool (to test refusals)."""
 
 
 class Turn(BaseModel):

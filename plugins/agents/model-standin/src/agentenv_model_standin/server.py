@@ -169,7 +169,7 @@ class StandInModel:
         parts = [Part(text=turn.text)] if turn.text is not None else []
         missing: list[str] = []
         for call in turn.tool_calls:
-            tool = match_tool(call.tool, offered)
+            tool = match_tool(call.tool, offered) or (None if call.offered else Offered(call.tool))
             if tool is None:
                 missing.append(call.tool)
             else:
@@ -197,8 +197,9 @@ def _handler_for(model: StandInModel) -> type[BaseHTTPRequestHandler]:
             """Quiet: the request log is `model.requests`, not stderr."""
 
         def do_HEAD(self) -> None:
-            self._log(None, None)
-            self._send(Rendered(200, "text/plain", b""), head=True)
+            logged = self._log(None, None)
+            logged.status = 200
+            self._send(Rendered(200, "text/plain", b""), logged, head=True)
 
         def do_GET(self) -> None:
             logged = self._log(None, None)
@@ -208,8 +209,8 @@ def _handler_for(model: StandInModel) -> type[BaseHTTPRequestHandler]:
                 )
             else:
                 reply = json_reply({"error": {"message": f"no such path {self.path}"}}, 404)
-            self._send(reply)
             logged.status = reply.status
+            self._send(reply, logged)
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))
@@ -228,7 +229,7 @@ def _handler_for(model: StandInModel) -> type[BaseHTTPRequestHandler]:
             if reply.status != 200 and logged.error is None:
                 logged.error = reply.body.decode(errors="replace")
             logged.status = reply.status
-            self._send(reply)
+            self._send(reply, logged)
 
         def _log(self, body: Any, wire: ModuleType | None) -> LoggedRequest:
             logged = LoggedRequest(
@@ -241,13 +242,17 @@ def _handler_for(model: StandInModel) -> type[BaseHTTPRequestHandler]:
             model.requests.append(logged)
             return logged
 
-        def _send(self, reply: Rendered, head: bool = False) -> None:
-            self.send_response(reply.status)
-            self.send_header("content-type", reply.content_type)
-            self.send_header("content-length", str(len(reply.body)))
-            self.end_headers()
-            if not head:
-                self.wfile.write(reply.body)
-            self.wfile.flush()
+        def _send(self, reply: Rendered, logged: LoggedRequest, head: bool = False) -> None:
+            try:
+                self.send_response(reply.status)
+                self.send_header("content-type", reply.content_type)
+                self.send_header("content-length", str(len(reply.body)))
+                self.end_headers()
+                if not head:
+                    self.wfile.write(reply.body)
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):  # a killed or timed-out client; nothing to tell it
+                self.close_connection = True
+                logged.error = logged.error or "the client went away before the reply"
 
     return Handler
