@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import subprocess
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -208,3 +212,41 @@ def test_the_key_defaults_to_the_kinds_environment_variable(monkeypatch: pytest.
     monkeypatch.setenv(kind.key_env, "sk-from-the-environment")
     _, _, model, _ = answer(kind, [{"text": "ok"}])
     assert kind.key(model.model_requests[0]) == "sk-from-the-environment"
+
+
+def _harness_processes_under(folder: Path, binary: Path) -> list[int]:
+    """Live processes of `binary` whose working directory is inside `folder` (another run's are not ours)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if Path(entry / "exe").resolve() == binary.resolve() and folder in Path(entry / "cwd").resolve().parents:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@each_kind
+def test_ctrl_c_on_agentenv_run_leaves_no_harness_process(tmp_path: Path, kind: Kind) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[plugins.agentenv-store-local.document]\npath = "{tmp_path / "records.sqlite3"}"\n'
+                      f'[plugins.agentenv-store-local.object]\nroot = "{tmp_path / "objects"}"\n')  # fmt: skip
+    env = {"AGENTENV_CONFIG": str(config), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
+    with StandInModel([{"text": "late", "delay": 60}]) as model:
+        binary = agent(kind, model).binary
+        command = [sys.executable, "-m", "agentenv", "run", "support-refund", "--agent", kind.name,
+                   "--model-url", kind.url(model)]  # fmt: skip
+        runner = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 120
+            while not model.model_requests and time.monotonic() < deadline and runner.poll() is None:
+                time.sleep(0.1)
+            assert model.model_requests, "the harness never asked the model"
+            assert _harness_processes_under(tmp_path, binary) != []
+            runner.send_signal(signal.SIGINT)
+            runner.wait(timeout=60)
+        finally:
+            if runner.poll() is None:
+                runner.kill()
+    assert runner.returncode != 0
+    assert _harness_processes_under(tmp_path, binary) == []
