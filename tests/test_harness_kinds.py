@@ -101,6 +101,39 @@ def test_support_refund_through_agentenv_run(tmp_path: Path, kind: Kind, name: s
     assert model.turns_served == 6 and all(r.status == 200 for r in model.model_requests)
     (transcript,) = stored_files(tmp_path, f"{kind.name}-transcript-1.jsonl")  # stored with the run
     assert kind.refund_call in transcript.read_text()
+    _, (view,), _ = run_agentenv(tmp_path, "runs", "trajectory", task["run_id"], "--agent")
+    assert (view["step"], view["kind"]) == ("ticket", kind.name)
+    assert view["usage"]["input_tokens"] > 0
+    calls = [e for e in view["entries"] if e["type"] == "tool_call"]
+    assert [c["name"] for c in calls][2] == "mcp__world__issue_refund"
+    assert calls[2]["arguments"]["amount"] == (89.99 if score == 1.0 else 129.99)
+    results = [e for e in view["entries"] if e["type"] == "tool_result"]
+    assert len(results) == 5 and "TCK-9001" in results[0]["content"]
+    assert view["entries"][-1] == {"type": "message", "role": "assistant", "text": task_reply(name)}
+    export = tmp_path / "export.jsonl"
+    subprocess.run(
+        [sys.executable, "-m", "agentenv", "runs", "export", "--output", str(export)],
+        env={"AGENTENV_CONFIG": str(tmp_path / "config.toml"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        cwd=tmp_path, check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    (row,) = [json.loads(line) for line in export.read_text().splitlines()]
+    exported = [m["tool_calls"][0]["function"]["name"] for m in row["messages"] if m.get("tool_calls")]
+    assert exported == [tool for tool, _, _ in SOLVED] and row["reward"] == pytest.approx(score)
+
+
+def task_reply(script_name: str) -> str:
+    return {"support-refund-solve": "Refunded 89.99 on ORD-5001, closed TCK-9001 and emailed Dana.",
+            "support-refund-wrong": "Refunded the whole order."}[script_name]  # fmt: skip
+
+
+def test_the_agent_view_of_a_kind_without_a_transcript_comes_from_the_world(tmp_path: Path) -> None:
+    _, result, _ = run_agentenv(tmp_path, "run", "support-refund")
+    (task,) = result["tasks"]
+    _, (view,), _ = run_agentenv(tmp_path, "runs", "trajectory", task["run_id"], "--agent")
+    assert view["kind"] == "world"
+    kinds = [e["type"] for e in view["entries"]]
+    assert kinds[0] == "message" and kinds[-1] == "message" and kinds.count("tool_call") == 5
+    assert [e["name"] for e in view["entries"] if e["type"] == "tool_call"] == [t for t, _, _ in SOLVED]
 
 
 @each_kind

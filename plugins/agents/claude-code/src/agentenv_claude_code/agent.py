@@ -121,3 +121,36 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
         if not session or not re.fullmatch(r"[0-9a-fA-F-]+", session):
             return None
         return next(iter(sorted((self.config_dir / "projects").glob(f"*/{session}.jsonl"))), None)
+
+    def entries(self, transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Claude Code's session lines: user and assistant messages whose content is text or blocks."""
+        found: list[dict[str, Any]] = []
+        for line in transcript:
+            message = line.get("message")
+            if line.get("type") not in ("user", "assistant") or not isinstance(message, dict):
+                continue
+            role = str(message.get("role") or line["type"])
+            content = message.get("content")
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+            for block in blocks:
+                found += _entry(role, block)
+        return found
+
+
+def _entry(role: str, block: Any) -> list[dict[str, Any]]:
+    if not isinstance(block, dict):
+        return []
+    kind = block.get("type")
+    if kind == "text" and block.get("text"):
+        return [{"type": "message", "role": role, "text": str(block["text"])}]
+    if kind == "tool_use":
+        return [
+            {"type": "tool_call", "id": block.get("id"), "name": block.get("name"), "arguments": block.get("input")}
+        ]
+    if kind == "tool_result":
+        content = block.get("content")
+        if isinstance(content, list):
+            content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        return [{"type": "tool_result", "id": block.get("tool_use_id"), "content": str(content or ""),
+                 "error": bool(block.get("is_error"))}]  # fmt: skip
+    return []

@@ -134,3 +134,34 @@ class CodexAgent(HarnessAgent[CodexSettings]):
         if not outcome.session:
             return None
         return next(iter(sorted((self.home / "sessions").rglob(f"rollout-*-{outcome.session}.jsonl"))), None)
+
+    def entries(self, transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rollout's `response_item` lines: messages (not the developer's), function calls and outputs."""
+        found: list[dict[str, Any]] = []
+        for line in transcript:
+            item = line.get("payload")
+            if line.get("type") != "response_item" or not isinstance(item, dict):
+                continue
+            kind = item.get("type")
+            if kind == "message" and item.get("role") in ("user", "assistant"):
+                text = "".join(
+                    str(part.get("text", "")) for part in item.get("content") or [] if isinstance(part, dict)
+                )
+                if text and not text.startswith("<environment_context>"):
+                    found.append({"type": "message", "role": item["role"], "text": text})
+            elif kind == "function_call":
+                name = f"{item['namespace']}__{item.get('name')}" if item.get("namespace") else item.get("name")
+                found.append({"type": "tool_call", "id": item.get("call_id"), "name": name,
+                              "arguments": _json_or_text(item.get("arguments"))})  # fmt: skip
+            elif kind == "function_call_output":
+                output = item.get("output")
+                found.append({"type": "tool_result", "id": item.get("call_id"), "content": str(output or ""),
+                              "error": False})  # fmt: skip
+        return found
+
+
+def _json_or_text(value: Any) -> Any:
+    try:
+        return json.loads(value) if isinstance(value, str) else value
+    except json.JSONDecodeError:
+        return value

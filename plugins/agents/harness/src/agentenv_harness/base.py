@@ -32,6 +32,10 @@ from agentenv_harness.world_mcp import McpEndpoint, WorldServer
 S = TypeVar("S", bound=HarnessSettings)
 STDERR_TAIL = 1500
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
+AGENT_VIEW = "agent-trajectory-{n}.json"
+"""The prompt step's file holding the normalised view that `agentenv runs trajectory RUN --agent` shows:
+`{"kind", "usage", "entries": [...]}`, each entry `{"type": "message", "role", "text"}`,
+`{"type": "tool_call", "id", "name", "arguments"}` or `{"type": "tool_result", "id", "content", "error"}`."""
 PLACEHOLDER_KEY = "sk-agentenv-local"
 """Sent to a loopback endpoint when no key is configured (a stand-in model checks none)."""
 
@@ -109,7 +113,6 @@ class HarnessAgent(AgentKind[S]):
         self.workdir = Path(tempfile.mkdtemp(prefix=f"agentenv-{self.name}-"))
         self.session: str | None = None
         self.prompts = 0
-        self.transcripts: list[Path] = []
 
     # ---- what each kind provides ---------------------------------------------------------------------
     @abstractmethod
@@ -127,6 +130,10 @@ class HarnessAgent(AgentKind[S]):
     @abstractmethod
     def transcript(self, outcome: Outcome) -> Path | None:
         """The harness's own transcript of this session (Claude Code's session JSONL, Codex's rollout)."""
+
+    @abstractmethod
+    def entries(self, transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The transcript's lines as normalised entries (see `AGENT_VIEW`), oldest first."""
 
     # ---- shared ---------------------------------------------------------------------------------------
     def _find_binary(self) -> Path:
@@ -196,12 +203,15 @@ class HarnessAgent(AgentKind[S]):
             reason = outcome.error or f"exit status {finished.returncode}"
             raise HarnessError(f"{self.name} failed: {reason}. stderr: {_tail(finished.stderr)}")
         self.session = outcome.session or self.session
-        files: dict[str, str] = {}
+        files: dict[str, str] = {f"{self.name}-output-{self.prompts}.jsonl": finished.stdout}
         path = self.transcript(outcome)
+        lines: list[dict[str, Any]] = []
         if path is not None and path.is_file():
-            self.transcripts.append(path)
-            files[f"{self.name}-transcript-{self.prompts}.jsonl"] = path.read_text(encoding="utf-8", errors="replace")
-        files[f"{self.name}-output-{self.prompts}.jsonl"] = finished.stdout
+            text = path.read_text(encoding="utf-8", errors="replace")
+            files[f"{self.name}-transcript-{self.prompts}.jsonl"] = text
+            lines = json_lines(text)
+        view = {"kind": self.name, "usage": outcome.usage, "entries": self.entries(lines)}
+        files[AGENT_VIEW.format(n=self.prompts)] = json.dumps(view)
         return AgentResponse(text=outcome.text, files=files)
 
     def close(self) -> None:
