@@ -28,6 +28,7 @@ from typing import Any
 from agentenv_agents.llm import LlmAgent
 from agentenv_claude_code.agent import ClaudeCodeAgent
 from agentenv_codex.agent import CodexAgent
+from agentenv_harness.api import PromptOptions
 from agentenv_harness.testkit import support_world
 from agentenv_model_standin.api import StandInModel
 
@@ -86,7 +87,7 @@ def bare_first_request(kind: str, model: StandInModel) -> float:
     agent = make(kind, model)
     try:
         endpoint = agent.server.endpoint(world.tool_access("billing_lead"))
-        launch = agent.launch("Look at ticket TCK-9001.", endpoint)
+        launch = agent.launch("Look at ticket TCK-9001.", endpoint, PromptOptions())
         start = time.time()
         subprocess.run(launch.argv, env=launch.env, cwd=agent.project(), stdin=subprocess.DEVNULL,
                        capture_output=True, timeout=300, check=False)  # fmt: skip

@@ -283,3 +283,69 @@ def test_ctrl_c_on_agentenv_run_leaves_no_harness_process(tmp_path: Path, kind: 
                 runner.kill()
     assert runner.returncode != 0
     assert _harness_processes_under(tmp_path, binary) == []
+
+
+REFUND_SCHEMA = {"type": "object", "required": ["refund"], "properties": {"refund": {"type": "number"}}}
+
+
+def respond_with(kind: Kind, turns: Any, prompts: list[tuple[str, dict[str, Any]]]) -> tuple[list[Any], StandInModel]:
+    world = support_world()
+    with StandInModel(turns) as model:
+        instance = agent(kind, model)
+        try:
+            replies = [
+                asyncio.run(instance.respond_with(text, world.tool_access("billing_lead"), options))
+                for text, options in prompts
+            ]
+        finally:
+            instance.close()
+    return replies, model
+
+
+@each_kind
+def test_output_format_is_validated_with_one_reask(kind: Kind) -> None:
+    turns = [{"text": "Refunded, all good."}, {"text": '{"refund": 89.99}'}]
+    (reply,), model = respond_with(kind, turns, [("How much?", {"output_format": REFUND_SCHEMA})])
+    assert reply.structured == {"refund": 89.99}
+    first, second = (json.dumps(r.body) for r in model.model_requests)
+    assert "matches this JSON Schema" in first and '\\"refund\\"' in first
+    assert "did not match the required JSON Schema: the reply is not JSON" in second
+    assert "Refunded, all good." in second  # the re-ask continues the same conversation
+
+
+@each_kind
+def test_output_format_fails_clearly_after_the_reask(kind: Kind) -> None:
+    turns = [{"text": '{"refund": "lots"}'}, {"text": '{"refund": "still lots"}'}]
+    with pytest.raises(HarnessError, match=r"after one re-ask: at refund: 'still lots' is not of type 'number'"):
+        respond_with(kind, turns, [("How much?", {"output_format": REFUND_SCHEMA})])
+
+
+@each_kind
+def test_context_id_keeps_conversations_apart(kind: Kind) -> None:
+    turns = [{"text": "Noted."}, {"text": "Fresh."}, {"text": "heron"}]
+    prompts = [("Remember the word heron.", {"context_id": "a"}), ("Hello.", {"context_id": "b"}),
+               ("Which word?", {"context_id": "a"})]  # fmt: skip
+    replies, model = respond_with(kind, turns, prompts)
+    assert [r.text for r in replies] == ["Noted.", "Fresh.", "heron"]
+    second, third = (json.dumps(r.body) for r in model.model_requests[1:])
+    assert "heron" not in second  # context b started fresh
+    assert "Remember the word heron." in third and "Noted." in third and "Hello." not in third
+
+
+@each_kind
+def test_per_prompt_model_effort_and_timeout(kind: Kind) -> None:
+    turns = [{"text": "one"}, {"text": "late", "delay": 30}]
+    world = support_world()
+    with StandInModel(turns) as model:
+        instance = agent(kind, model)
+        try:
+            asyncio.run(
+                instance.respond_with("hi", world.tool_access("billing_lead"), {"model": "m-2", "effort": "high"})
+            )
+            with pytest.raises(HarnessError, match=r"within 3 s \(the prompt's timeout\)"):
+                asyncio.run(instance.respond_with("again", world.tool_access("billing_lead"), {"timeout": 3}))
+        finally:
+            instance.close()
+    body = model.model_requests[0].body
+    assert body["model"] == "m-2"
+    assert "high" in json.dumps(body.get("output_config") or body.get("reasoning"))

@@ -259,3 +259,11 @@ def test_an_llm_agent_without_a_model_is_refused_before_the_task_starts(runs, tm
     config.values["model"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
     record = runs(task(*steps), config=config)  # passes preflight; the unreachable endpoint fails the step
     assert record["status"] == "failed" and "agent" in record["steps"][2]["error"]
+
+
+def test_per_prompt_options_on_a_kind_without_them_name_the_field(runs, step):
+    asked = {**prompt("ask", "agent"), "output_format": {"type": "object"}, "context_id": "a"}
+    record = runs(task(deploy(), scripted("agent", "world", [{"say": "hi"}]), asked))
+    assert record["status"] == "failed"
+    error = step(record, "ask")["error"]
+    assert "field `output_format`: the scripted agent takes no per-prompt options (output_format, context_id)" in error

@@ -21,7 +21,16 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentenv_harness.api import Finished, HarnessAgent, HarnessSettings, Launch, McpEndpoint, Outcome, json_lines
+from agentenv_harness.api import (
+    Finished,
+    HarnessAgent,
+    HarnessSettings,
+    Launch,
+    McpEndpoint,
+    Outcome,
+    PromptOptions,
+    json_lines,
+)
 
 BUILTINS = {"shell": ["Bash"], "edit": ["Read", "Edit", "Write", "Glob", "Grep"], "web": ["WebFetch", "WebSearch"]}
 QUIET_ENV = {
@@ -60,7 +69,7 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
     def config_dir(self) -> Path:
         return self.workdir / "claude"
 
-    def launch(self, prompt: str, endpoint: McpEndpoint) -> Launch:
+    def launch(self, prompt: str, endpoint: McpEndpoint, chosen: PromptOptions) -> Launch:
         servers = {"world": {"type": "http", "url": endpoint.url, "headers": endpoint.headers}}
         mcp_config = self.workdir / "mcp.json"
         mcp_config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
@@ -76,8 +85,10 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
         ]  # fmt: skip
         if allowed:
             argv += ["--allowedTools", ",".join(allowed)]
-        if self.options.model:
-            argv += ["--model", self.options.model]
+        if chosen.model or self.options.model:
+            argv += ["--model", str(chosen.model or self.options.model)]
+        if chosen.effort:
+            argv += ["--effort", chosen.effort]
         if self.options.system_prompt:
             argv += ["--system-prompt", self.options.system_prompt]
         if self.session is None:

@@ -20,7 +20,16 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentenv_harness.api import Finished, HarnessAgent, HarnessSettings, Launch, McpEndpoint, Outcome, json_lines
+from agentenv_harness.api import (
+    Finished,
+    HarnessAgent,
+    HarnessSettings,
+    Launch,
+    McpEndpoint,
+    Outcome,
+    PromptOptions,
+    json_lines,
+)
 
 KEY_ENV = "AGENTENV_CODEX_API_KEY"
 """The variable the provider entry names (`env_key`): the key never lands in a file."""
@@ -97,13 +106,17 @@ class CodexAgent(HarnessAgent[CodexSettings]):
             lines += ["", f"[{table}]", *(f"{key} = {toml_value(value)}" for key, value in values.items())]
         return "\n".join(lines) + "\n"
 
-    def launch(self, prompt: str, endpoint: McpEndpoint) -> Launch:
+    def launch(self, prompt: str, endpoint: McpEndpoint, chosen: PromptOptions) -> Launch:
         self.home.mkdir(exist_ok=True)
         (self.home / "config.toml").write_text(self.config(endpoint), encoding="utf-8")
         argv = [str(self.binary), "exec"]
         if self.session is not None:
             argv += ["resume", self.session]
         argv += ["--json", "--skip-git-repo-check"]
+        if chosen.model:
+            argv += ["-m", chosen.model]
+        if chosen.effort:
+            argv += ["-c", f'model_reasoning_effort="{chosen.effort}"']
         if self.session is None:
             argv += ["-C", str(self.project())]
         argv.append(prompt)

@@ -2,6 +2,7 @@
 
 from agentenv_harness.base import AGENT_VIEW, HarnessAgent, Launch, Outcome, is_loopback_url, json_lines
 from agentenv_harness.errors import HarnessError
+from agentenv_harness.options import PromptOptions
 from agentenv_harness.process import Finished, descendants, kill_tree, run_tree
 from agentenv_harness.settings import HOST_TOOLS, HarnessSettings, HarnessTool
 from agentenv_harness.world_mcp import McpEndpoint, WorldServer
@@ -17,6 +18,7 @@ __all__ = [
     "Launch",
     "McpEndpoint",
     "Outcome",
+    "PromptOptions",
     "WorldServer",
     "descendants",
     "is_loopback_url",

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from agentenv.contracts import AgentKind, AgentResponse, ToolAccess
 
 from agentenv_harness.errors import HarnessError
+from agentenv_harness.options import PromptOptions, reask, schema_problem, schema_request
 from agentenv_harness.process import Finished, run_tree
 from agentenv_harness.settings import HarnessSettings
 from agentenv_harness.world_mcp import McpEndpoint, WorldServer
@@ -111,7 +112,9 @@ class HarnessAgent(AgentKind[S]):
         self.api_key = self._api_key()
         self.server = WorldServer()
         self.workdir = Path(tempfile.mkdtemp(prefix=f"agentenv-{self.name}-"))
-        self.session: str | None = None
+        self.sessions: dict[str, str] = {}
+        """Session id per conversation (`context_id`; "" = the default one)."""
+        self.context = ""
         self.prompts = 0
 
     # ---- what each kind provides ---------------------------------------------------------------------
@@ -120,7 +123,7 @@ class HarnessAgent(AgentKind[S]):
         """The binary the kind's PyPI package installed, if it is there."""
 
     @abstractmethod
-    def launch(self, prompt: str, endpoint: McpEndpoint) -> Launch:
+    def launch(self, prompt: str, endpoint: McpEndpoint, chosen: PromptOptions) -> Launch:
         """The command for one prompt (a first one, or a continuation when `self.session` is set)."""
 
     @abstractmethod
@@ -186,13 +189,40 @@ class HarnessAgent(AgentKind[S]):
         return path
 
     async def respond(self, prompt: str, tools: ToolAccess) -> AgentResponse:
+        return await self.respond_with(prompt, tools, {})
+
+    async def respond_with(self, prompt: str, tools: ToolAccess, options: dict[str, Any]) -> AgentResponse:
+        """One prompt with per-prompt options (see `PromptOptions`): what `prompt_agent` calls when it has any."""
+        chosen = PromptOptions.model_validate(options)
+        self.context = chosen.context_id or ""
+        schema = chosen.output_format
+        response = await self._prompt(prompt + (schema_request(schema) if schema else ""), tools, chosen)
+        if schema is None:
+            return response
+        structured, problem = schema_problem(response.text, schema)
+        if problem is not None:
+            again = await self._prompt(reask(problem), tools, chosen)
+            response = again.model_copy(update={"files": {**response.files, **again.files}})
+            structured, problem = schema_problem(again.text, schema)
+        if problem is not None:
+            raise HarnessError(f"output_format: the reply did not match the JSON Schema after one re-ask: {problem}")
+        return response.model_copy(update={"structured": structured})
+
+    @property
+    def session(self) -> str | None:
+        """The session of the current conversation (`context_id`), which a later prompt resumes."""
+        return self.sessions.get(self.context)
+
+    async def _prompt(self, prompt: str, tools: ToolAccess, chosen: PromptOptions) -> AgentResponse:
         endpoint = await asyncio.to_thread(self.server.endpoint, tools)
-        launch = self.launch(prompt, endpoint)
-        finished = await run_tree(launch.argv, env=launch.env, cwd=self.project(), timeout=self.options.timeout)
+        launch = self.launch(prompt, endpoint, chosen)
+        timeout = chosen.timeout or self.options.timeout
+        finished = await run_tree(launch.argv, env=launch.env, cwd=self.project(), timeout=timeout)
         self.prompts += 1
         if finished.timed_out:
+            where = "the prompt's timeout" if chosen.timeout else "settings.timeout"
             raise HarnessError(
-                f"{self.name} did not finish within {self.options.timeout:g} s (settings.timeout); its process tree "
+                f"{self.name} did not finish within {timeout:g} s ({where}); its process tree "
                 f"was killed. stderr: {_tail(finished.stderr)}"
             )
         try:
@@ -202,7 +232,8 @@ class HarnessAgent(AgentKind[S]):
         if finished.returncode != 0 or outcome.error:
             reason = outcome.error or f"exit status {finished.returncode}"
             raise HarnessError(f"{self.name} failed: {reason}. stderr: {_tail(finished.stderr)}")
-        self.session = outcome.session or self.session
+        if outcome.session:
+            self.sessions[self.context] = outcome.session
         files: dict[str, str] = {f"{self.name}-output-{self.prompts}.jsonl": finished.stdout}
         path = self.transcript(outcome)
         lines: list[dict[str, Any]] = []

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agentenv.config import ConfigError
 from agentenv.contracts import AgentKind, StepContext, StepFailed, ToolAccess, kinds
@@ -224,6 +224,20 @@ class PromptAgentSettings(StepSettings):
     prompt: str = Field(min_length=1, description="The first message; {seed} and {run_id} are filled in.")
     user: SimulatedUser | None = Field(None, description="A simulated user for more turns after the first answer.")
     max_turns: int = Field(10, ge=1, le=10_000, description="At most this many agent answers.")
+    output_format: dict[str, Any] | None = Field(
+        None, description="A JSON Schema the reply must match (validated, asked once more, else the step fails)."
+    )
+    model: str | None = Field(None, description="Model for this prompt only, for kinds that take per-prompt options.")
+    effort: Literal["low", "medium", "high"] | None = Field(None, description="Reasoning effort for this prompt.")
+    timeout: float | None = Field(None, gt=0, description="Wall-clock seconds for this prompt.")
+    context_id: str | None = Field(
+        None, description="A conversation: the same id continues it in a later prompt, a new id starts one."
+    )
+
+    def prompt_options(self) -> dict[str, Any]:
+        """The per-prompt options that were given (an agent kind takes them through `respond_with`)."""
+        names = ("output_format", "model", "effort", "timeout", "context_id")
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
 
 def fill(text: str, ctx: StepContext) -> str:
@@ -260,9 +274,19 @@ class PromptAgent(CoreStep[PromptAgentSettings]):
         files: dict[str, str] = {}
         world = deployed.world
         via: str | None = None
+        options = settings.prompt_options()
+        respond_with: Any = getattr(deployed.agent, "respond_with", None)
+        if options and respond_with is None:
+            raise StepFailed(
+                f"field `{next(iter(options))}`: the {deployed.kind} agent takes no per-prompt options "
+                f"({', '.join(options)}); leave them out or use a kind that does (claude-code, codex)"
+            )
         while True:
             try:
-                response = await deployed.agent.respond(text, deployed.tools)
+                if options:
+                    response = await respond_with(text, deployed.tools, options)
+                else:
+                    response = await deployed.agent.respond(text, deployed.tools)
             except Exception as exc:
                 raise StepFailed(
                     f"the {deployed.kind} agent failed on turn {len(turns) + 1}: {type(exc).__name__}: {exc}"
