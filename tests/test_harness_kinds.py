@@ -349,3 +349,13 @@ def test_per_prompt_model_effort_and_timeout(kind: Kind) -> None:
     body = model.model_requests[0].body
     assert body["model"] == "m-2"
     assert "high" in json.dumps(body.get("output_config") or body.get("reasoning"))
+
+
+@each_kind
+def test_attached_files_reach_the_model(kind: Kind) -> None:
+    note = "Dana's boots: order ORD-5001, line 1, 89.99."
+    (reply,), model = respond_with(kind, [{"text": "seen"}], [("Read the note.", {"files": {"note.txt": note}})])
+    assert reply.text == "seen"
+    assert note in json.dumps(model.model_requests[0].body) and 'attachment name=\\"note.txt\\"' in json.dumps(
+        model.model_requests[0].body
+    )

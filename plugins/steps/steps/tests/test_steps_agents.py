@@ -267,3 +267,9 @@ def test_per_prompt_options_on_a_kind_without_them_name_the_field(runs, step):
     assert record["status"] == "failed"
     error = step(record, "ask")["error"]
     assert "field `output_format`: the scripted agent takes no per-prompt options (output_format, context_id)" in error
+
+
+def test_a_missing_attached_file_names_the_field(runs, step):
+    asked = {**prompt("ask", "agent"), "files": ["notes/missing.txt"]}
+    record = runs(task(deploy(), scripted("agent", "world", [{"say": "hi"}]), asked))
+    assert "field `files[0]`: cannot attach 'notes/missing.txt'" in step(record, "ask")["error"]

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from agentenv.contracts import AgentKind, AgentResponse, ToolAccess
 
 from agentenv_harness.errors import HarnessError
-from agentenv_harness.options import PromptOptions, reask, schema_problem, schema_request
+from agentenv_harness.options import PromptOptions, attachments, reask, schema_problem, schema_request
 from agentenv_harness.process import Finished, run_tree
 from agentenv_harness.settings import HarnessSettings
 from agentenv_harness.world_mcp import McpEndpoint, WorldServer
@@ -196,7 +196,12 @@ class HarnessAgent(AgentKind[S]):
         chosen = PromptOptions.model_validate(options)
         self.context = chosen.context_id or ""
         schema = chosen.output_format
-        response = await self._prompt(prompt + (schema_request(schema) if schema else ""), tools, chosen)
+        for name, text in chosen.files.items():
+            folder = self.project() / "attachments"
+            folder.mkdir(exist_ok=True)
+            (folder / Path(name).name).write_text(text, encoding="utf-8")
+        asked = prompt + attachments(chosen.files) + (schema_request(schema) if schema else "")
+        response = await self._prompt(asked, tools, chosen)
         if schema is None:
             return response
         structured, problem = schema_problem(response.text, schema)

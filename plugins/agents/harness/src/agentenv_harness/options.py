@@ -26,6 +26,8 @@ class PromptOptions(BaseModel):
     effort: Effort | None = None
     timeout: float | None = Field(default=None, gt=0)
     context_id: str | None = None
+    files: dict[str, str] = Field(default_factory=dict)
+    """Attached files, name → text: written to the harness's working folder and quoted in the prompt."""
 
 
 def schema_request(schema: dict[str, Any]) -> str:
@@ -52,6 +54,14 @@ def schema_problem(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any] | 
         where = "/".join(str(part) for part in exc.absolute_path) or "(root)"
         return None, f"at {where}: {exc.message}"
     return value, None
+
+
+def attachments(files: dict[str, str]) -> str:
+    """The attached files quoted after the prompt (the harness may have no tool to read them itself)."""
+    quoted = [
+        f'<attachment name="{name}" path="attachments/{name}">\n{text}\n</attachment>' for name, text in files.items()
+    ]
+    return "\n\n" + "\n".join(quoted) if quoted else ""
 
 
 def reask(problem: str) -> str:

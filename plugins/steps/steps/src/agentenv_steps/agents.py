@@ -233,11 +233,27 @@ class PromptAgentSettings(StepSettings):
     context_id: str | None = Field(
         None, description="A conversation: the same id continues it in a later prompt, a new id starts one."
     )
+    files: list[str] = Field(default_factory=list, description="Text files of the bundle attached to the prompt.")
 
     def prompt_options(self) -> dict[str, Any]:
         """The per-prompt options that were given (an agent kind takes them through `respond_with`)."""
         names = ("output_format", "model", "effort", "timeout", "context_id")
-        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+        chosen = {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+        return {**chosen, "files": self.files} if self.files else chosen
+
+
+def attached_files(paths: list[str], ctx: StepContext) -> dict[str, str]:
+    """name → text of each `files` entry (bundle-relative), read now so a missing one names the field."""
+    attached: dict[str, str] = {}
+    for index, relative in enumerate(paths):
+        path = Path(ctx.resolve_path(relative))
+        try:
+            attached[path.name] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StepFailed(
+                f"field `files[{index}]`: cannot attach {relative!r} ({exc}); name a text file of the bundle"
+            ) from None
+    return attached
 
 
 def fill(text: str, ctx: StepContext) -> str:
@@ -275,6 +291,8 @@ class PromptAgent(CoreStep[PromptAgentSettings]):
         world = deployed.world
         via: str | None = None
         options = settings.prompt_options()
+        if settings.files:
+            options["files"] = attached_files(settings.files, ctx)
         respond_with: Any = getattr(deployed.agent, "respond_with", None)
         if options and respond_with is None:
             raise StepFailed(
