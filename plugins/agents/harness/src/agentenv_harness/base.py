@@ -42,6 +42,18 @@ PLACEHOLDER_KEY = "sk-agentenv-local"
 
 
 @dataclass(frozen=True)
+class CliFacts:
+    """Per-kind facts the shared code needs."""
+
+    key_env: str
+    """Where the key comes from when none is configured (ANTHROPIC_API_KEY, OPENAI_API_KEY)."""
+    wire_api: str
+    """The one model API the CLI speaks (`anthropic`, `openai-responses`)."""
+    binary_fix: str
+    """How to get the binary, for the missing-binary error."""
+
+
+@dataclass(frozen=True)
 class Launch:
     """One CLI run: its argument list and its whole environment (nothing is inherited)."""
 
@@ -89,23 +101,17 @@ def check_reachable(url: str, setting: str) -> None:
 class HarnessAgent(AgentKind[S]):
     """A coding-agent CLI acting in a world through the world's MCP tools."""
 
-    key_env: ClassVar[str]
-    """Where the key comes from when none is configured."""
-    binary_fix: ClassVar[str]
-    """How to get the binary, for the missing-binary error."""
-    config_table: ClassVar[str]
-    """`[agents.<kind>]`, named in errors about the endpoint."""
-    wire_api: ClassVar[str]
-    """The one model API the CLI speaks (`anthropic`, `openai-responses`)."""
+    cli: ClassVar[CliFacts]
+    """What the kind's CLI needs: its key variable, its one model API, how to install it."""
 
     def __init__(self, settings: S | Mapping[str, Any] | None = None) -> None:
         options = settings if isinstance(settings, self.Settings) else self.Settings.model_validate(settings or {})
         super().__init__(options)  # type: ignore[arg-type]
         self.options: S = options  # type: ignore[assignment]
-        if self.options.api not in (None, self.wire_api):
+        if self.options.api not in (None, self.cli.wire_api):
             raise HarnessError(
-                f"api = {self.options.api!r}: the {self.name} CLI speaks only {self.wire_api!r}; set "
-                f'[{self.config_table}] api = "{self.wire_api}" with a base_url that serves it'
+                f"api = {self.options.api!r}: the {self.name} CLI speaks only {self.cli.wire_api!r}; set "
+                f'[{self.config_table()}] api = "{self.cli.wire_api}" with a base_url that serves it'
             )
         self.binary = self._find_binary()
         self.base_url = self._base_url()
@@ -139,6 +145,11 @@ class HarnessAgent(AgentKind[S]):
         """The transcript's lines as normalised entries (see `AGENT_VIEW`), oldest first."""
 
     # ---- shared ---------------------------------------------------------------------------------------
+    @classmethod
+    def config_table(cls) -> str:
+        """`[agents.<kind>]`, named in errors about the endpoint."""
+        return f"agents.{cls.name}"
+
     def _find_binary(self) -> Path:
         if self.options.binary:
             path = Path(self.options.binary)
@@ -147,28 +158,30 @@ class HarnessAgent(AgentKind[S]):
             return path
         found = self.default_binary()
         if found is None or not found.is_file():
-            raise HarnessError(f"the {self.name} binary is not installed: {self.binary_fix}")
+            raise HarnessError(
+                f"the {self.name} binary is not installed: {self.cli.binary_fix}, or set settings.binary"
+            )
         return found
 
     def _base_url(self) -> str:
         url = self.options.base_url
         if not url:
             raise HarnessError(
-                f"no model endpoint for the {self.name} agent: set base_url in [{self.config_table}] or [model] of "
+                f"no model endpoint for the {self.name} agent: set base_url in [{self.config_table()}] or [model] of "
                 ".agentenv/config.toml, or pass --model-url URL (offline: `agentenv model stand-in`)"
             )
         check_reachable(url, "base_url")
         return url.rstrip("/")
 
     def _api_key(self) -> str:
-        key = self.options.api_key or os.environ.get(self.key_env)
+        key = self.options.api_key or os.environ.get(self.cli.key_env)
         if key:
             return key
         if is_loopback_url(self.base_url):
             return PLACEHOLDER_KEY
         raise HarnessError(
-            f'no API key for {self.base_url}: set api_key in [{self.config_table}] (e.g. "env:{self.key_env}") '
-            f"or export {self.key_env}"
+            f'no API key for {self.base_url}: set api_key in [{self.config_table()}] (e.g. "env:{self.cli.key_env}") '
+            f"or export {self.cli.key_env}"
         )
 
     def base_env(self) -> dict[str, str]:
