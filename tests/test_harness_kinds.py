@@ -359,3 +359,19 @@ def test_attached_files_reach_the_model(kind: Kind) -> None:
     assert note in json.dumps(model.model_requests[0].body) and 'attachment name=\\"note.txt\\"' in json.dumps(
         model.model_requests[0].body
     )
+
+
+@each_kind
+def test_a_task_file_passes_per_prompt_options_through_prompt_agent(tmp_path: Path, kind: Kind) -> None:
+    task_file = Path(__file__).parent / "harness_tasks" / "structured-refund.toml"
+    turns = [{"text": "About 90."}, {"text": '{"order_id": "ORD-5001", "amount": 89.99}'}]
+    with StandInModel(turns) as model:
+        code, result, stderr = run_agentenv(tmp_path, "run", str(task_file), "--agent", kind.name,
+                                            "--model-url", kind.url(model))  # fmt: skip
+    assert code == 0, stderr
+    (task,) = result["tasks"]
+    _, record, _ = run_agentenv(tmp_path, "runs", "show", task["run_id"])
+    (ask,) = [s for s in record["steps"] if s["id"] == "ask"]
+    assert ask["output"]["structured"] == {"order_id": "ORD-5001", "amount": 89.99}
+    assert "Trailblazer hiking boots, 89.99" in json.dumps(model.model_requests[0].body)
+    assert len(model.model_requests) == 2  # one re-ask
