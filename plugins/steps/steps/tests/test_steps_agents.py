@@ -163,6 +163,23 @@ def test_agent_failure_fails_the_prompt(runs, step):
     assert "the llm agent failed on turn 1" in step(record, "ask")["error"]
 
 
+def test_a_kind_table_and_model_url_override_the_model_table(runs, step, tmp_path: Path, chat_stub, chat_requests):
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": "http://127.0.0.1:9/v1", "model": "from-model-table"}
+    config.values["agents"] = {"llm": {"base_url": chat_stub, "model": "from-kind-table"}}
+    steps = (
+        deploy(),
+        {"id": "agent", "type": "deploy_agent", "env": "world", "kind": "llm"},
+        prompt("ask", "agent", "hi"),
+    )
+    record = runs(task(*steps), config=config)
+    assert step(record, "ask")["output"]["response"] == "model from-kind-table says hi"
+    config.values["agents"] = {"llm": {"base_url": "http://127.0.0.1:9/v1"}}
+    overridden = runs(task(*steps), config=config, overrides={"model_url": chat_stub})
+    assert step(overridden, "ask")["output"]["response"] == "model from-model-table says hi"
+    assert len(chat_requests) == 2
+
+
 @pytest.mark.parametrize(
     ("bad", "where"),
     [
@@ -242,3 +259,17 @@ def test_an_llm_agent_without_a_model_is_refused_before_the_task_starts(runs, tm
     config.values["model"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
     record = runs(task(*steps), config=config)  # passes preflight; the unreachable endpoint fails the step
     assert record["status"] == "failed" and "agent" in record["steps"][2]["error"]
+
+
+def test_per_prompt_options_on_a_kind_without_them_name_the_field(runs, step):
+    asked = {**prompt("ask", "agent"), "output_format": {"type": "object"}, "context_id": "a"}
+    record = runs(task(deploy(), scripted("agent", "world", [{"say": "hi"}]), asked))
+    assert record["status"] == "failed"
+    error = step(record, "ask")["error"]
+    assert "field `output_format`: the scripted agent takes no per-prompt options (output_format, context_id)" in error
+
+
+def test_a_missing_attached_file_names_the_field(runs, step):
+    asked = {**prompt("ask", "agent"), "files": ["notes/missing.txt"]}
+    record = runs(task(deploy(), scripted("agent", "world", [{"say": "hi"}]), asked))
+    assert "field `files[0]`: cannot attach 'notes/missing.txt'" in step(record, "ask")["error"]

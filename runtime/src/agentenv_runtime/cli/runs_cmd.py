@@ -112,9 +112,13 @@ def show(
 
 @app.command("trajectory")
 def trajectory(
-    run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix is enough).")], as_json: JsonFlag = False
+    run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix is enough).")],
+    as_json: JsonFlag = False,
+    agent: Annotated[
+        bool, typer.Option("--agent", help="The agent's view: messages, tool calls with results, token usage.")
+    ] = False,
 ) -> None:
-    """Every tool call, trigger firing and access change of the run, in order."""
+    """Every tool call, trigger firing and access change of the run, in order (`--agent`: the agent's view)."""
     record = _get(run_id)
     stored = record.get("trajectories") or {}
     if not stored:
@@ -137,6 +141,15 @@ def trajectory(
             f"the stored trajectory of run {record.get('id')} does not match its recorded digest "
             f"{str(recorded)[:16]}…: it was damaged or changed after the run"
         )
+    if agent:
+        from agentenv_runtime.cli.agent_view import print_views, stored_views, world_view
+
+        try:
+            views = stored_views(record, records.get_object) or world_view(events)
+        except (StoreError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            fail(f"the agent view of run {record.get('id')} cannot be read ({exc})")
+        print_json(views) if as_json else print_views(views)
+        return
     if as_json:
         print_json(events)
         return

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agentenv.config import ConfigError
 from agentenv.contracts import AgentKind, StepContext, StepFailed, ToolAccess, kinds
@@ -21,8 +21,8 @@ from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missi
 from agentenv_steps.reactions import AgentReactions
 
 POLICY_SUFFIXES = (".toml", ".json")
-MODEL_FIELDS = ("base_url", "api_key", "model")
-"""Settings an agent kind may take from the config's `[model]` table."""
+MODEL_FIELDS = ("base_url", "api_key", "model", "api")
+"""Settings an agent kind may take from the config's `[agents.<kind>]` table, else its `[model]` table."""
 
 
 @dataclass
@@ -185,14 +185,17 @@ def agent_options(
     for field in MODEL_FIELDS:
         if field not in fields:
             continue
-        value = (
-            (overrides.get("model") or settings.model or options.get("model"))
-            if field == "model"
-            else options.get(field)
-        )
-        if value is None:
+        if field == "model":
+            value = overrides.get("model") or settings.model or options.get("model")
+        elif field == "base_url":
+            value = overrides.get("model_url") or options.get("base_url")
+        else:
+            value = options.get(field)
+        for table in (f"agents.{kind_cls.name}", "model"):  # the kind's own table first, then [model]
+            if value is not None:
+                break
             try:  # ctx.setting resolves env: and secret: references (secrets from the secret store)
-                value = ctx.setting(f"model.{field}")
+                value = ctx.setting(f"{table}.{field}")
             except ConfigError as exc:
                 raise StepFailed(f"field `settings.{field}`: {exc}") from None
         if value is not None:
@@ -221,6 +224,36 @@ class PromptAgentSettings(StepSettings):
     prompt: str = Field(min_length=1, description="The first message; {seed} and {run_id} are filled in.")
     user: SimulatedUser | None = Field(None, description="A simulated user for more turns after the first answer.")
     max_turns: int = Field(10, ge=1, le=10_000, description="At most this many agent answers.")
+    output_format: dict[str, Any] | None = Field(
+        None, description="A JSON Schema the reply must match (validated, asked once more, else the step fails)."
+    )
+    model: str | None = Field(None, description="Model for this prompt only, for kinds that take per-prompt options.")
+    effort: Literal["low", "medium", "high"] | None = Field(None, description="Reasoning effort for this prompt.")
+    timeout: float | None = Field(None, gt=0, description="Wall-clock seconds for this prompt.")
+    context_id: str | None = Field(
+        None, description="A conversation: the same id continues it in a later prompt, a new id starts one."
+    )
+    files: list[str] = Field(default_factory=list, description="Text files of the bundle attached to the prompt.")
+
+    def prompt_options(self) -> dict[str, Any]:
+        """The per-prompt options that were given (an agent kind takes them through `respond_with`)."""
+        names = ("output_format", "model", "effort", "timeout", "context_id")
+        chosen = {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+        return {**chosen, "files": self.files} if self.files else chosen
+
+
+def attached_files(paths: list[str], ctx: StepContext) -> dict[str, str]:
+    """name → text of each `files` entry (bundle-relative), read now so a missing one names the field."""
+    attached: dict[str, str] = {}
+    for index, relative in enumerate(paths):
+        path = Path(ctx.resolve_path(relative))
+        try:
+            attached[path.name] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StepFailed(
+                f"field `files[{index}]`: cannot attach {relative!r} ({exc}); name a text file of the bundle"
+            ) from None
+    return attached
 
 
 def fill(text: str, ctx: StepContext) -> str:
@@ -257,9 +290,21 @@ class PromptAgent(CoreStep[PromptAgentSettings]):
         files: dict[str, str] = {}
         world = deployed.world
         via: str | None = None
+        options = settings.prompt_options()
+        if settings.files:
+            options["files"] = attached_files(settings.files, ctx)
+        respond_with: Any = getattr(deployed.agent, "respond_with", None)
+        if options and respond_with is None:
+            raise StepFailed(
+                f"field `{next(iter(options))}`: the {deployed.kind} agent takes no per-prompt options "
+                f"({', '.join(options)}); leave them out or use a kind that does (claude-code, codex)"
+            )
         while True:
             try:
-                response = await deployed.agent.respond(text, deployed.tools)
+                if options:
+                    response = await respond_with(text, deployed.tools, options)
+                else:
+                    response = await deployed.agent.respond(text, deployed.tools)
             except Exception as exc:
                 raise StepFailed(
                     f"the {deployed.kind} agent failed on turn {len(turns) + 1}: {type(exc).__name__}: {exc}"
