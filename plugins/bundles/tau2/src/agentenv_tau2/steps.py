@@ -1,0 +1,86 @@
+"""`tau2_grade`: the verifier step of every tau2-retail task (τ²'s grade, see `grading`).
+
+It reads the world the agent acted in: the retail env's final state, the agent's tool calls from the
+trajectory, and the conversation from the recorded agent turns (and user messages, when a simulated user
+spoke). The score is τ²'s reward; each component is a row, a component that could not be graded is a row that
+neither passes nor counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from agentenv.contracts import Step, StepContext, StepFailed
+from agentenv_runtime import World
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentenv_tau2.grading import grade
+from agentenv_tau2.tasks import TaskDataError, retail_task
+
+
+class Tau2GradeSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    env: str = Field(description="Id of the deploy_env step whose world holds the retail env.")
+    task: str = Field(description="The τ² retail task id, e.g. '0'.")
+
+
+def conversation_of(world: World) -> list[dict[str, str]]:
+    """The episode's messages in order: each recorded turn's user text and agent answer."""
+    messages: list[dict[str, str]] = []
+    for event in world.trajectory.events:
+        if event.get("kind") != "agent_turn":
+            continue
+        if event.get("user"):
+            messages.append({"role": "user", "content": str(event["user"])})
+        if event.get("agent"):
+            messages.append({"role": "assistant", "content": str(event["agent"])})
+    return messages
+
+
+def agent_calls(world: World) -> list[tuple[str, dict[str, Any]]]:
+    """Every tool call the agent made (refused ones too: τ² matches actions on calls, not on results)."""
+    return [
+        (str(e["tool"]), dict(e.get("args") or {}))
+        for e in world.trajectory.events
+        if e.get("kind") == "tool_call" and e.get("role") != "system"
+    ]
+
+
+class Tau2Grade(Step[Tau2GradeSettings]):
+    name: ClassVar[str] = "tau2_grade"
+    description = "Grade a τ²-bench retail episode as τ² does: db, communicate, action, nl_assertion."
+    Settings = Tau2GradeSettings
+    verifier: ClassVar[bool] = True
+
+    def preflight(self, settings: Tau2GradeSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+        try:
+            retail_task(settings.task)
+        except TaskDataError as exc:
+            return [("task", str(exc))]
+        return [] if settings.env in step_ids else [("env", f"no step {settings.env!r} in this task")]
+
+    async def execute(self, settings: Tau2GradeSettings, ctx: StepContext) -> dict[str, Any]:
+        from agentenv_retail.api import RetailEnv
+
+        world = ctx.resource(settings.env, World)
+        env = world.env("retail")
+        if not isinstance(env, RetailEnv):
+            raise StepFailed(f"field `env`: world {world.name!r} has no retail env")
+        result = grade(retail_task(settings.task), env, agent_calls(world), conversation_of(world))
+        rows = [
+            {
+                "criterion": name,
+                "passed": value == 1.0,
+                "score": 0.0 if value is None else value,
+                "weight": 1.0,
+                "detail": "not graded: no judge model configured" if value is None else "",
+            }
+            for name, value in result.components.items()
+        ]
+        return {
+            "score": result.reward,
+            "rows": rows,
+            "passed": result.reward == 1.0 and not result.not_graded,
+            "tau2": result.to_dict(),
+        }
