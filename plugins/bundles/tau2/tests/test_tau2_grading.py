@@ -117,3 +117,20 @@ def test_agentenv_run_one_task_with_the_gold_agent() -> None:
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert [(t["name"], t["score"]) for t in summary["tasks"]] == [("0", 1.0)]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    agentenv = Path(sys.executable).with_name("agentenv")
+    return subprocess.run(
+        [str(agentenv), "run", "tau2-retail", *args], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_a_split_runs_its_tasks_and_k_rollouts_report_pass_hat_k() -> None:
+    done = run_cli("--split", "test", "-k", "2", "--agent", "tau2-gold", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert sorted({t["name"] for t in summary["tasks"]}) == sorted(retail_splits()["test"])
+    assert summary["pass_hat_k"] == {"1": 1.0, "2": 1.0}
+    refused = run_cli("--split", "validation")
+    assert refused.returncode == 2 and "has no split 'validation' (splits: base, test, train)" in refused.stderr
