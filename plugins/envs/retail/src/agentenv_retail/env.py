@@ -138,9 +138,19 @@ class RetailEnv(DocumentStore):
             email: The customer's email, e.g. 'something@example.com'.
         """
         wanted = email.lower()
-        for user in self.documents("users"):
-            if user["email"].lower() == wanted:
-                return str(user["user_id"])
+        # SQLite's lower() folds ASCII only: the index finds ASCII input; other input is compared in Python.
+        rows = (
+            self.db.execute(
+                "SELECT user_id, json_extract(doc, '$.email') FROM users "
+                "WHERE lower(json_extract(doc, '$.email')) = lower(?) ORDER BY rowid",
+                (email,),
+            )
+            if email.isascii()
+            else self.db.execute("SELECT user_id, json_extract(doc, '$.email') FROM users ORDER BY rowid")
+        )
+        for user_id, address in rows:
+            if address.lower() == wanted:
+                return str(user_id)
         raise ToolError("User not found", code="not_found", field="email")
 
     @tool(read_only=True)
@@ -154,14 +164,14 @@ class RetailEnv(DocumentStore):
             zip: The zip code of the customer's address, e.g. '12345'.
         """
         first, last = first_name.lower(), last_name.lower()
-        for user in self.documents("users"):
-            name = user["name"]
-            if (
-                name["first_name"].lower() == first
-                and name["last_name"].lower() == last
-                and user["address"]["zip"] == zip
-            ):
-                return str(user["user_id"])
+        rows = self.db.execute(
+            "SELECT user_id, json_extract(doc, '$.name.first_name'), json_extract(doc, '$.name.last_name') "
+            "FROM users WHERE json_extract(doc, '$.address.zip') = ? ORDER BY rowid",
+            (zip,),
+        )
+        for user_id, first_found, last_found in rows:
+            if first_found.lower() == first and last_found.lower() == last:
+                return str(user_id)
         raise ToolError("User not found", code="not_found", field="first_name")
 
     @tool(read_only=True)
@@ -210,7 +220,8 @@ class RetailEnv(DocumentStore):
     @tool(read_only=True)
     def list_all_product_types(self) -> str:
         """Every product type's name and product id, as JSON text sorted by name (there are 50)."""
-        names = {doc["name"]: doc["product_id"] for doc in self.documents("products")}
+        rows = self.db.execute("SELECT json_extract(doc, '$.name'), product_id FROM products ORDER BY rowid")
+        names = dict(rows.fetchall())
         return json.dumps(names, sort_keys=True)
 
     # ---- writes ------------------------------------------------------------------------------------------
