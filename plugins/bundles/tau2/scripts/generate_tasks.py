@@ -1,7 +1,8 @@
 """Write `bundles/tau2-retail/tasks/<id>.toml` (one task per τ² retail task) and the splits in `bundle.toml`.
 
-Every task is the same five steps: the retail world with τ²'s database, an agent with τ²'s retail policy as its
-system prompt, the scripted user's opening message as the prompt, and the `tau2_grade` verifier.
+Every task is the same five steps: the retail world with τ²'s database, the simulated customer (`tau2_user`), an
+agent with τ²'s retail policy as its system prompt, the conversation (`prompt_agent`, opened by the customer; the
+scripted customer's opening is also the prompt), and the `tau2_grade` verifier.
 
     python plugins/bundles/tau2/scripts/generate_tasks.py
 """
@@ -43,6 +44,11 @@ envs = ["retail"]
 artifacts = ["tau2"]
 
 [[steps]]
+id = "customer"
+type = "tau2_user"
+task = {text(task_id)}
+
+[[steps]]
 id = "agent"
 type = "deploy_agent"
 env = "store"
@@ -54,6 +60,8 @@ id = "chat"
 type = "prompt_agent"
 agent = "agent"
 prompt = {text(prompt)}
+simulated_user = "customer"
+max_turns = 100  # τ² ends a simulation at 200 messages
 
 [[steps]]
 id = "grade"

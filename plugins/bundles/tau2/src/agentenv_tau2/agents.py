@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_tau2.tasks import retail_task
 
+CLOSING = "Is there anything else I can help you with?"
+
 
 class GoldSettings(BaseModel):
     model_config = ConfigDict(extra="ignore")  # a task's settings for other kinds (a policy file) are not ours
@@ -26,10 +28,18 @@ class GoldAgent(AgentKind[GoldSettings]):
     description = "Replays the τ² task's gold actions and states its communicate_info (reference agent)."
     Settings = GoldSettings
 
+    def __init__(self, settings: GoldSettings) -> None:
+        super().__init__(settings)
+        self.played = False
+
     async def respond(self, prompt: str, tools: ToolAccess) -> AgentResponse:
+        """First turn: every gold action, then the communicate_info; later turns only close the conversation."""
+        if self.played:
+            return AgentResponse(text=CLOSING)
+        self.played = True
         task = retail_task(self.settings.task)
         for action in task.gold_actions:
             if action.requestor == "assistant":
                 tools.call_tool(action.name, dict(action.arguments))
         infos = task.evaluation_criteria.communicate_info if task.evaluation_criteria else None
-        return AgentResponse(text="\n".join(infos or []) or "Done.")
+        return AgentResponse(text="\n".join([*(infos or []), CLOSING]))

@@ -23,7 +23,10 @@ def agentenv_register_bundles() -> list[BundleRef]:
 def agentenv_register_steps() -> list[Any]:
     from agentenv.contracts.ref import ClassRef
 
-    return [ClassRef("tau2_grade", "agentenv_tau2.steps:Tau2Grade")]
+    return [
+        ClassRef("tau2_grade", "agentenv_tau2.steps:Tau2Grade"),
+        ClassRef("tau2_user", "agentenv_tau2.steps:Tau2User"),
+    ]
 
 
 @hookimpl

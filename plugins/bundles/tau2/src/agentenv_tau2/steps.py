@@ -8,7 +8,7 @@ neither passes nor counts.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from agentenv.contracts import Step, StepContext, StepFailed
 from agentenv_runtime import World
@@ -84,3 +84,58 @@ class Tau2Grade(Step[Tau2GradeSettings]):
             "passed": result.reward == 1.0 and not result.not_graded,
             "tau2": result.to_dict(),
         }
+
+
+class Tau2UserSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = Field(description="The τ² retail task whose user_scenario the customer plays.")
+    kind: Literal["scripted", "llm"] | None = Field(
+        None,
+        description="`scripted` (offline, deterministic) or `llm` (a chat model plays the customer); default: "
+        "[plugins.agentenv-tau2] user in the config, else scripted.",
+    )
+    model: str | None = Field(None, description="Model of the llm customer (default: [model] model, or --model).")
+
+
+class Tau2User(Step[Tau2UserSettings]):
+    """Deploy the simulated customer of a τ² task; `prompt_agent`'s `simulated_user` names this step."""
+
+    name: ClassVar[str] = "tau2_user"
+    description = "A simulated τ² customer (scripted offline, or llm) for prompt_agent and RL `say` actions."
+    Settings = Tau2UserSettings
+    creates_resources: ClassVar[bool] = True
+
+    def preflight(self, settings: Tau2UserSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+        try:
+            retail_task(settings.task)
+        except TaskDataError as exc:
+            return [("task", str(exc))]
+        return []
+
+    def needs_model(self, settings: Tau2UserSettings) -> tuple[str, str] | None:
+        return ("kind", "an `llm` simulated user") if settings.kind == "llm" and not settings.model else None
+
+    @staticmethod
+    def kind_of(settings: Tau2UserSettings, ctx: StepContext) -> str:
+        kind = settings.kind or ctx.setting("plugins.agentenv-tau2.user") or "scripted"
+        if kind not in ("scripted", "llm"):
+            raise StepFailed(f'[plugins.agentenv-tau2] user = {kind!r}: give "scripted" or "llm"')
+        return str(kind)
+
+    async def execute(self, settings: Tau2UserSettings, ctx: StepContext) -> dict[str, Any]:
+        from agentenv_tau2.usersim import SimulatedUser
+
+        model: dict[str, Any] = {}
+        kind = self.kind_of(settings, ctx)
+        if kind == "llm":
+            model = {
+                "base_url": ctx.setting("model.base_url"),
+                "api_key": ctx.setting("model.api_key"),
+                "model": ctx.overrides.get("model") or settings.model or ctx.setting("model.model"),
+            }
+            missing = [name for name in ("base_url", "model") if not model[name]]
+            if missing:
+                raise StepFailed(f"field `kind`: an llm simulated user needs [model] {missing[0]} in the config")
+        ctx.add_resource(ctx.step_id, SimulatedUser(retail_task(settings.task), kind, model))
+        return {"kind": kind, "task": settings.task}

@@ -221,6 +221,22 @@ class PromptAgentSettings(StepSettings):
     prompt: str = Field(min_length=1, description="The first message; {seed} and {run_id} are filled in.")
     user: SimulatedUser | None = Field(None, description="A simulated user for more turns after the first answer.")
     max_turns: int = Field(10, ge=1, le=10_000, description="At most this many agent answers.")
+    simulated_user: str | None = Field(
+        None,
+        description="Id of a setup step whose resource plays the user (it has `session()`: `opening()`, "
+        "`reply(text)`, `done`): the conversation opens with its message and goes on until it is done.",
+    )
+
+
+def user_session(ctx: StepContext, step_id: str) -> Any:
+    """A new conversation with the simulated user that step `step_id` deployed."""
+    source: Any = ctx.resource(step_id, object)
+    if not callable(getattr(source, "session", None)):
+        raise StepFailed(
+            f"field `simulated_user`: step {step_id!r} made a {type(source).__name__}, not a simulated user "
+            "(an object with `session()`)"
+        )
+    return source.session()
 
 
 def fill(text: str, ctx: StepContext) -> str:
@@ -235,6 +251,8 @@ class PromptAgent(CoreStep[PromptAgentSettings]):
 
     def check(self, settings: PromptAgentSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         problems = missing_step("agent", settings.agent, step_ids, "deploy_agent")
+        if settings.simulated_user is not None and settings.simulated_user not in step_ids:
+            problems.append(("simulated_user", f"no step {settings.simulated_user!r} in this task"))
         if settings.user is not None and settings.user.stop_when is not None:
             try:
                 re.compile(settings.user.stop_when)
@@ -257,6 +275,9 @@ class PromptAgent(CoreStep[PromptAgentSettings]):
         files: dict[str, str] = {}
         world = deployed.world
         via: str | None = None
+        session = user_session(ctx, settings.simulated_user) if settings.simulated_user else None
+        if session is not None:
+            text = await session.opening()
         while True:
             try:
                 response = await deployed.agent.respond(text, deployed.tools)
@@ -277,6 +298,11 @@ class PromptAgent(CoreStep[PromptAgentSettings]):
             )
             if len(turns) >= settings.max_turns or (stop is not None and stop.search(reply)):
                 break
+            if session is not None:
+                text = await session.reply(reply)
+                if session.done:
+                    break
+                continue
             reaction = deployed.reactions.react(len(turns), reply, world) if deployed.reactions else None
             if reaction is None and not pending:
                 break
