@@ -75,7 +75,7 @@ def test_a_task_with_nl_assertions_reports_them_not_graded_without_a_judge(initi
     env, calls = gold_episode(initial, task)
     result = grade(task, env, calls, said(""))
     assert result.components["NL_ASSERTION"] is None and result.not_graded == ["NL_ASSERTION"]
-    judged = grade(task, env, calls, said(""), judge=lambda _c, assertions: [False] * len(assertions))
+    judged = grade(task, env, calls, said(""), verdicts=[True, False])
     assert judged.components["NL_ASSERTION"] == 0.0 and judged.reward == 0.0
 
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from agentenv_model_standin.api import StandInModel
-from agentenv_tau2.api import retail_task
+from agentenv_tau2.api import retail_task, retail_tasks
 from agentenv_tau2.usersim import STOP
 
 
@@ -26,31 +26,30 @@ def script_for(task_id: str) -> list[dict[str, object]]:
     ]
 
 
+def run_with_model(
+    model: StandInModel, tmp_path: Path, task: str, agent: str, user: str
+) -> subprocess.CompletedProcess[str]:
+    """`agentenv run tau2-retail --task TASK --agent AGENT` with [model] on the stand-in and the customer `user`."""
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[model]\nbase_url = "{model.openai_url}"\nmodel = "stand-in"\n\n[plugins.agentenv-tau2]\nuser = "{user}"\n',
+        encoding="utf-8",
+    )
+    agentenv = str(Path(sys.executable).with_name("agentenv"))
+    return subprocess.run(
+        [agentenv, "run", "tau2-retail", "--task", task, "--agent", agent, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "AGENTENV_CONFIG": str(config)},
+    )
+
+
 def test_llm_agent_and_llm_customer_complete_task_0(tmp_path: Path) -> None:
     with StandInModel(script_for("0")) as model:
-        config = tmp_path / "config.toml"
-        config.write_text(
-            f'[model]\nbase_url = "{model.openai_url}"\nmodel = "stand-in"\n\n[plugins.agentenv-tau2]\nuser = "llm"\n',
-            encoding="utf-8",
-        )
-        done = subprocess.run(
-            [
-                str(Path(sys.executable).with_name("agentenv")),
-                "run",
-                "tau2-retail",
-                "--task",
-                "0",
-                "--agent",
-                "llm",
-                "--json",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-            cwd=tmp_path,
-            env={**os.environ, "AGENTENV_CONFIG": str(config)},
-        )
+        done = run_with_model(model, tmp_path, "0", "llm", "llm")
         requests = model.model_requests
     assert done.returncode == 0, done.stdout + done.stderr
     assert [(t["name"], t["score"]) for t in json.loads(done.stdout)["tasks"]] == [("0", 1.0)]
@@ -61,3 +60,16 @@ def test_llm_agent_and_llm_customer_complete_task_0(tmp_path: Path) -> None:
     assert "###STOP###" in system and "#W2378156" in system  # the customer's prompt: τ²'s conventions + scenario
     assert customer[0].body["messages"][1]["content"] == "Hi! How can I help you today?"
     assert "retail agent" in agent[0].body["messages"][0]["content"].lower()  # the agent's system prompt: the policy
+
+
+def test_a_configured_model_judges_the_nl_assertions(tmp_path: Path) -> None:
+    task = next(t for t in retail_tasks().values() if t.evaluation_criteria and t.evaluation_criteria.nl_assertions)
+    assert task.evaluation_criteria is not None and task.evaluation_criteria.nl_assertions
+    outcomes = task.evaluation_criteria.nl_assertions
+    for met, score in ((True, 1.0), (False, 0.0)):
+        answer = {"results": [{"expectedOutcome": o, "reasoning": "checked", "metExpectation": met} for o in outcomes]}
+        with StandInModel([{"text": json.dumps(answer)}]) as model:
+            done = run_with_model(model, tmp_path, task.id, "tau2-gold", "scripted")
+            judged = model.model_requests
+        assert [(t["name"], t["score"]) for t in json.loads(done.stdout)["tasks"]] == [(task.id, score)], done.stderr
+        assert len(judged) == 1 and all(o in judged[0].body["messages"][1]["content"] for o in outcomes)

@@ -16,16 +16,13 @@ The reward is the product over the task's `reward_basis` of the graded component
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentenv_retail.api import RetailEnv
 
 from agentenv_tau2.tasks import Tau2Task
-
-Judge = Callable[[list[dict[str, str]], list[str]], list[bool]]
-"""(conversation as role/content messages, assertions) → one verdict per assertion."""
 
 _GOLD_DIGESTS: dict[tuple[str, tuple[str, ...]], str] = {}
 
@@ -73,10 +70,11 @@ def grade(
     env: RetailEnv,
     calls: list[tuple[str, dict[str, Any]]],
     conversation: list[dict[str, str]],
-    judge: Judge | None = None,
+    verdicts: list[bool] | None = None,
 ) -> Grade:
-    """Grade an episode: `env` in its final state, the agent's tool `calls` (name, arguments) in order, and
-    the conversation as `{"role": "user"|"assistant", "content": ...}` messages."""
+    """Grade an episode: `env` in its final state, the agent's tool `calls` (name, arguments) in order, the
+    conversation as `{"role": "user"|"assistant", "content": ...}` messages, and the judge's verdicts on the
+    NL assertions (None: no judge, the component is not graded)."""
     criteria = task.evaluation_criteria
     if criteria is None:
         return Grade(1.0, {}, {"note": "No evaluation criteria"})
@@ -92,14 +90,12 @@ def grade(
         "COMMUNICATE": 1.0 if all(comm) else 0.0,
     }
     assertions = list(criteria.nl_assertions or [])
-    verdicts: list[bool] | None = None
     if not assertions:
         values["NL_ASSERTION"] = 1.0
-    elif judge is None:
+    elif verdicts is None:
         values["NL_ASSERTION"] = None
-    else:
-        verdicts = judge(conversation, assertions)
-        values["NL_ASSERTION"] = 1.0 if len(verdicts) == len(assertions) and all(verdicts) else 0.0
+    else:  # τ²: met when every result the judge returned is met
+        values["NL_ASSERTION"] = 1.0 if all(verdicts) else 0.0
     components = {name: values[name] for name in criteria.reward_basis}
     reward = 1.0
     for value in components.values():

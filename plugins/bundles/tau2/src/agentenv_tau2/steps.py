@@ -47,6 +47,16 @@ def agent_calls(world: World) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+def model_settings(ctx: StepContext) -> dict[str, Any] | None:
+    """The config's `[model]` (with --model), for the llm customer and the judge; None when none is set."""
+    model = {
+        "base_url": ctx.setting("model.base_url"),
+        "api_key": ctx.setting("model.api_key"),
+        "model": ctx.overrides.get("model") or ctx.setting("model.model"),
+    }
+    return model if model["base_url"] and model["model"] else None
+
+
 class Tau2Grade(Step[Tau2GradeSettings]):
     name: ClassVar[str] = "tau2_grade"
     description = "Grade a τ²-bench retail episode as τ² does: db, communicate, action, nl_assertion."
@@ -67,14 +77,25 @@ class Tau2Grade(Step[Tau2GradeSettings]):
         env = world.env("retail")
         if not isinstance(env, RetailEnv):
             raise StepFailed(f"field `env`: world {world.name!r} has no retail env")
-        result = grade(retail_task(settings.task), env, agent_calls(world), conversation_of(world))
+        task, conversation = retail_task(settings.task), conversation_of(world)
+        assertions = task.evaluation_criteria.nl_assertions if task.evaluation_criteria else None
+        verdicts, why = None, "not graded: no judge model configured ([model] base_url and model)"
+        model = model_settings(ctx)
+        if assertions and model is not None:
+            from agentenv_tau2.judge import JudgeError, judge
+
+            try:
+                verdicts = await judge(model, conversation, list(assertions))
+            except JudgeError as exc:
+                why = f"not graded: {exc}"
+        result = grade(task, env, agent_calls(world), conversation, verdicts)
         rows = [
             {
                 "criterion": name,
                 "passed": value == 1.0,
                 "score": 0.0 if value is None else value,
                 "weight": 1.0,
-                "detail": "not graded: no judge model configured" if value is None else "",
+                "detail": why if value is None else "",
             }
             for name, value in result.components.items()
         ]
@@ -126,16 +147,11 @@ class Tau2User(Step[Tau2UserSettings]):
     async def execute(self, settings: Tau2UserSettings, ctx: StepContext) -> dict[str, Any]:
         from agentenv_tau2.usersim import SimulatedUser
 
-        model: dict[str, Any] = {}
         kind = self.kind_of(settings, ctx)
-        if kind == "llm":
-            model = {
-                "base_url": ctx.setting("model.base_url"),
-                "api_key": ctx.setting("model.api_key"),
-                "model": ctx.overrides.get("model") or settings.model or ctx.setting("model.model"),
-            }
-            missing = [name for name in ("base_url", "model") if not model[name]]
-            if missing:
-                raise StepFailed(f"field `kind`: an llm simulated user needs [model] {missing[0]} in the config")
+        model = model_settings(ctx) if kind == "llm" else {}
+        if model is None:
+            raise StepFailed("field `kind`: an llm simulated user needs [model] base_url and model in the config")
+        if settings.model and not ctx.overrides.get("model"):
+            model["model"] = settings.model
         ctx.add_resource(ctx.step_id, SimulatedUser(retail_task(settings.task), kind, model))
         return {"kind": kind, "task": settings.task}

@@ -104,7 +104,7 @@ def user_prompt(task: Tau2Task) -> str:
     return "\n".join(lines)
 
 
-class _NoTools:
+class NoTools:
     """The customer acts through words only."""
 
     def list_tools(self) -> list[dict[str, Any]]:
@@ -125,7 +125,7 @@ class LlmSession:
         self.done = False
 
     async def _say(self, agent_text: str) -> str:
-        text = (await self.model.respond(agent_text, _NoTools())).text.strip()
+        text = (await self.model.respond(agent_text, NoTools())).text.strip()
         self.done = ended(text)
         return text
 
