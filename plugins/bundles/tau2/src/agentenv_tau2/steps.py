@@ -47,6 +47,15 @@ def agent_calls(world: World) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+def task_problems(task_id: str) -> list[tuple[str, str]]:
+    """Preflight of a step's `task` field: an unknown τ² id or a malformed task file."""
+    try:
+        retail_task(task_id)
+    except TaskDataError as exc:
+        return [("task", str(exc))]
+    return []
+
+
 def model_settings(ctx: StepContext) -> dict[str, Any] | None:
     """The config's `[model]` (with --model), for the llm customer and the judge; None when none is set."""
     model = {
@@ -64,11 +73,8 @@ class Tau2Grade(Step[Tau2GradeSettings]):
     verifier: ClassVar[bool] = True
 
     def preflight(self, settings: Tau2GradeSettings, step_ids: list[str]) -> list[tuple[str, str]]:
-        try:
-            retail_task(settings.task)
-        except TaskDataError as exc:
-            return [("task", str(exc))]
-        return [] if settings.env in step_ids else [("env", f"no step {settings.env!r} in this task")]
+        missing = [] if settings.env in step_ids else [("env", f"no step {settings.env!r} in this task")]
+        return task_problems(settings.task) + missing
 
     async def execute(self, settings: Tau2GradeSettings, ctx: StepContext) -> dict[str, Any]:
         from agentenv_retail.api import RetailEnv
@@ -128,11 +134,7 @@ class Tau2User(Step[Tau2UserSettings]):
     creates_resources: ClassVar[bool] = True
 
     def preflight(self, settings: Tau2UserSettings, step_ids: list[str]) -> list[tuple[str, str]]:
-        try:
-            retail_task(settings.task)
-        except TaskDataError as exc:
-            return [("task", str(exc))]
-        return []
+        return task_problems(settings.task)
 
     def needs_model(self, settings: Tau2UserSettings) -> tuple[str, str] | None:
         return ("kind", "an `llm` simulated user") if settings.kind == "llm" and not settings.model else None

@@ -12,6 +12,7 @@ import ast
 import json
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any, ClassVar
 
@@ -50,6 +51,44 @@ def arithmetic(node: ast.AST) -> Any:
     raise ToolError("Invalid expression", code="invalid_arguments", field="expression")
 
 
+@dataclass(frozen=True)
+class SwapRules:
+    """What differs between τ²'s exchange of delivered items and its modification of pending ones: the status
+    required, the error texts, whether an item may be swapped for itself, and whether the difference is rounded."""
+
+    status: str
+    status_error: str
+    count_error: str
+    length_error: str
+    balance_error: str
+    refuse_same: bool
+    rounded: bool
+
+
+EXCHANGE = SwapRules(
+    "delivered",
+    "Non-delivered order cannot be exchanged",
+    "Number of {item_id} not found.",
+    "The number of items to be exchanged should match.",
+    "Insufficient gift card balance to pay for the price difference",
+    refuse_same=False,
+    rounded=True,
+)
+MODIFY = SwapRules(
+    "pending",
+    "Non-pending order cannot be modified",
+    "{item_id} not found",
+    "The number of items to be exchanged should match",
+    "Insufficient gift card balance to pay for the new item",
+    refuse_same=True,
+    rounded=False,
+)
+
+
+def address(address1: str, address2: str, city: str, state: str, country: str, zip: str) -> dict[str, str]:
+    return {"address1": address1, "address2": address2, "city": city, "country": country, "state": state, "zip": zip}
+
+
 def is_gift_card(method: dict[str, Any]) -> bool:
     return bool(method.get("source") == "gift_card")
 
@@ -80,15 +119,21 @@ class RetailEnv(DocumentStore):
     )
 
     # ---- helpers that write ------------------------------------------------------------------------------
-    def _price_difference(
-        self, order: dict[str, Any], item_ids: list[str], new_item_ids: list[str], *, refuse_same: bool
-    ) -> tuple[Any, dict[str, Any] | None]:
-        """τ²'s running sum of new minus old prices (an int 0 when there are no items, as in τ²), and the last
-        new variant looked at."""
+    def _swap(
+        self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str, rules: SwapRules
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], Any, dict[str, Any] | None]:
+        """τ²'s checks before swapping items, in τ²'s order: (order, user, payment method, price difference, the
+        last new variant). The difference is τ²'s running sum of new minus old prices, an int 0 without items."""
+        order = self.order(order_id)
+        if order["status"] != rules.status:
+            raise ToolError(rules.status_error, field="order_id")
+        check_counts(order, item_ids, rules.count_error)
+        if len(item_ids) != len(new_item_ids):
+            raise ToolError(rules.length_error, field="new_item_ids")
         difference: Any = 0
         variant = None
         for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
-            if refuse_same and item_id == new_item_id:
+            if rules.refuse_same and item_id == new_item_id:
                 raise ToolError("The new item id should be different from the old item id", field="new_item_ids")
             item = first_item(order, item_id)
             variant = self.variant(item["product_id"], new_item_id)
@@ -97,7 +142,13 @@ class RetailEnv(DocumentStore):
                     f"New item {new_item_id} not found or available", code="not_found", field="new_item_ids"
                 )
             difference += variant["price"] - item["price"]
-        return difference, variant
+        if rules.rounded:
+            difference = round(difference, 2)
+        user = self.user(order["user_id"])
+        method = self.payment_method(user, payment_method_id)
+        if is_gift_card(method) and method["balance"] < difference:
+            raise ToolError(rules.balance_error, field="payment_method_id")
+        return order, user, method, difference, variant
 
     def _add_to_balance(self, user: dict[str, Any], payment_method_id: str, amount: float) -> None:
         method = user["payment_methods"][payment_method_id]
@@ -268,17 +319,7 @@ class RetailEnv(DocumentStore):
             new_item_ids: The new item ids, position by position of the same product as item_ids.
             payment_method_id: Pays or receives the difference, e.g. 'gift_card_0000000'.
         """
-        order = self.order(order_id)
-        if order["status"] != "delivered":
-            raise ToolError("Non-delivered order cannot be exchanged", field="order_id")
-        check_counts(order, item_ids, "Number of {item_id} not found.")
-        if len(item_ids) != len(new_item_ids):
-            raise ToolError("The number of items to be exchanged should match.", field="new_item_ids")
-        difference, _ = self._price_difference(order, item_ids, new_item_ids, refuse_same=False)
-        difference = round(difference, 2)
-        method = self.payment_method(self.user(order["user_id"]), payment_method_id)
-        if is_gift_card(method) and method["balance"] < difference:
-            raise ToolError("Insufficient gift card balance to pay for the price difference", field="payment_method_id")
+        order, _, _, difference, _ = self._swap(order_id, item_ids, new_item_ids, payment_method_id, EXCHANGE)
         order["status"] = "exchange requested"
         order["exchange_items"] = sorted(item_ids)
         order["exchange_new_items"] = sorted(new_item_ids)
@@ -305,14 +346,7 @@ class RetailEnv(DocumentStore):
         order = self.order(order_id)
         if "pending" not in order["status"]:
             raise ToolError("Non-pending order cannot be modified", field="order_id")
-        order["address"] = {
-            "address1": address1,
-            "address2": address2,
-            "city": city,
-            "country": country,
-            "state": state,
-            "zip": zip,
-        }
+        order["address"] = address(address1, address2, city, state, country, zip)
         self.save("orders", order)
         return order
 
@@ -329,17 +363,9 @@ class RetailEnv(DocumentStore):
             new_item_ids: The new item ids, position by position of the same product as item_ids.
             payment_method_id: Pays or receives the difference, e.g. 'credit_card_0000000'.
         """
-        order = self.order(order_id)
-        if order["status"] != "pending":
-            raise ToolError("Non-pending order cannot be modified", field="order_id")
-        check_counts(order, item_ids, "{item_id} not found")
-        if len(item_ids) != len(new_item_ids):
-            raise ToolError("The number of items to be exchanged should match", field="new_item_ids")
-        difference, last_variant = self._price_difference(order, item_ids, new_item_ids, refuse_same=True)
-        user = self.user(order["user_id"])
-        method = self.payment_method(user, payment_method_id)
-        if is_gift_card(method) and method["balance"] < difference:
-            raise ToolError("Insufficient gift card balance to pay for the new item", field="payment_method_id")
+        order, user, method, difference, last_variant = self._swap(
+            order_id, item_ids, new_item_ids, payment_method_id, MODIFY
+        )
         order["payment_history"].append(
             {
                 "transaction_type": "payment" if difference > 0 else "refund",
@@ -411,14 +437,7 @@ class RetailEnv(DocumentStore):
             zip: e.g. '12345'.
         """
         user = self.user(user_id)
-        user["address"] = {
-            "address1": address1,
-            "address2": address2,
-            "city": city,
-            "country": country,
-            "state": state,
-            "zip": zip,
-        }
+        user["address"] = address(address1, address2, city, state, country, zip)
         self.save("users", user)
         return user
 
