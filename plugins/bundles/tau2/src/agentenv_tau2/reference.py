@@ -1,7 +1,7 @@
 """Driving τ²-bench's own code from our side: its data layout and its venv, for agreement tests and benchmarks.
 
-τ²-bench runs in its own venv (Python 3.12, made by .ci/setup.d/40-tau2-bench.sh), never in ours; the module
-`tau2_reference.py` beside this one is what runs there, fed JSON on stdin.
+τ²-bench runs in its own venv (Python 3.12, made by .ci/setup.d/40-tau2-bench.sh), never in ours; the script
+`tau2_reference.py.txt` beside this one is what runs there, fed JSON on stdin.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 TAU2_HOME = Path(os.environ.get("AGENTENV_TAU2_HOME", Path.home() / ".cache" / "agentenv" / "tau2-bench"))
-DRIVER = Path(__file__).with_name("tau2_reference.py")
+DRIVER = Path(__file__).with_name("tau2_reference.py.txt")
+"""Python source, kept as text: it imports τ²-bench, which exists only in τ²'s venv, never in ours."""
 
 
 def tau2_python() -> Path | None:
