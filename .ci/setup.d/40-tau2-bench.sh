@@ -3,7 +3,7 @@
 # sierra-research/tau2-bench, named by TAU2_BENCH_GIT or at the default mirror path) installed into a separate
 # Python 3.12 venv, never into the workspace. No copy here: nothing is installed and the test skips saying why.
 # The retail data comes from shared/tau2-bench (the same τ² commit); the test points TAU2_DATA_DIR at it.
-# Idempotent: an existing venv that imports tau2 is kept.
+# Idempotent: a venv installed from the same source commit is kept.
 set -euo pipefail
 git_dir="${TAU2_BENCH_GIT:-/work/.mirror/sierra-research+tau2-bench/repo}"
 home="${AGENTENV_TAU2_HOME:-$HOME/.cache/agentenv/tau2-bench}"
@@ -14,8 +14,9 @@ if [ ! -d "$git_dir" ]; then
   echo "tau2-bench: no source at $git_dir (set TAU2_BENCH_GIT); the agreement test will skip"
   exit 0
 fi
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import tau2.domains.retail.environment" 2>/dev/null; then
-  echo "tau2-bench: $venv ready"
+stamp="$venv/.agentenv-tau2-$(git --git-dir="$git_dir" rev-parse HEAD)"
+if [ -x "$venv/bin/python" ] && [ -e "$stamp" ]; then
+  echo "tau2-bench: $venv ready"   # importing τ² to check takes ~20 s (litellm): a stamp per source commit
   exit 0
 fi
 if [ -z "$python" ]; then
@@ -26,4 +27,5 @@ rm -rf "$home/src" && mkdir -p "$home/src"
 git --git-dir="$git_dir" archive HEAD pyproject.toml README.md LICENSE src | tar -x -C "$home/src"
 UV_PYTHON_DOWNLOADS=never "$uv" venv --quiet --python "$python" "$venv"
 UV_PYTHON_DOWNLOADS=never "$uv" pip install --quiet --python "$venv/bin/python" "$home/src"
-"$venv/bin/python" -c "import tau2.domains.retail.environment; print('tau2-bench: installed into $venv')"
+"$venv/bin/python" -c "import tau2.domains.retail.environment" && touch "$stamp"
+echo "tau2-bench: installed into $venv"
