@@ -211,9 +211,9 @@ def command_help(*command: str, expect: str) -> Smoke:
     return smoke
 
 
-def bundle_run(bundle: str, score: float | None) -> Smoke:
+def bundle_run(bundle: str, score: float | None, *options: str) -> Smoke:
     def smoke(venv: Venv, tmp: Path) -> str:
-        out = ok(venv.run("agentenv", "run", bundle, "--json", cwd=tmp))
+        out = ok(venv.run("agentenv", "run", bundle, *options, "--json", cwd=tmp))
         records = json.loads(out)["tasks"]
         assert records and all(r["status"] == "succeeded" for r in records), out
         if score is not None:
@@ -257,7 +257,7 @@ MATRIX: dict[str, tuple[list[str], Smoke]] = {
     "agentenv-support-desk": ([], bundle_run("support-refund", 1.0)),
     "agentenv-retail": ([], env_call("retail", "get_order_details", {"order_id": "#W5918442"}, "sofia_rossi_8776",
                                      artifact="tau2")),
-    "agentenv-tau2": ([], bundle_run("tau2-retail", None)),
+    "agentenv-tau2": ([], bundle_run("tau2-retail", 1.0, "--task", "0", "--agent", "tau2-gold")),
     "agentenv-model-standin": ([], command_help("model", "stand-in", expect="--script")),
 }  # fmt: skip
 

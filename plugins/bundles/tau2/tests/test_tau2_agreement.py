@@ -66,7 +66,7 @@ def tau2_hash(env: RetailEnv) -> str:
     return hashlib.sha256(json.dumps(env.dump(), sort_keys=True, default=str).encode()).hexdigest()
 
 
-@pytest.mark.timeout(1800)  # τ²'s own grade takes ~1 s a case on this shared machine
+@pytest.mark.timeout(int(os.environ.get("AGENTENV_TAU2_AGREEMENT_TIMEOUT", "1800")))  # τ² takes ~1-3 s a case here
 def test_db_component_agrees_with_tau2_bench(tmp_path: Path) -> None:
     if tau2_python() is None:
         pytest.skip(
