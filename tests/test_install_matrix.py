@@ -103,15 +103,15 @@ def pytest_plugin_loads(venv: Venv, tmp: Path) -> str:
     return "pytest plugin: agentenv_cli, plugin_site fixtures"
 
 
-def env_call(env: str, tool: str, arguments: dict[str, str], expect: str) -> Smoke:
+def env_call(env: str, tool: str, arguments: dict[str, str], expect: str, artifact: str = "acme") -> Smoke:
     def smoke(venv: Venv, tmp: Path) -> str:
-        card = json.loads(ok(venv.run("agentenv", "env", "card", env, "--artifact", "acme", "--json")))
+        card = json.loads(ok(venv.run("agentenv", "env", "card", env, "--artifact", artifact, "--json")))
         assert card["name"] == env and card["capabilities"]["tools"]
-        code = (f"from agentenv_runtime import build_world\nw = build_world({env!r}, artifacts=['acme'])\n"
+        code = (f"from agentenv_runtime import build_world\nw = build_world({env!r}, artifacts=[{artifact!r}])\n"
                 f"print(w.call({tool!r}, {arguments!r}).to_dict())")  # fmt: skip
         answer = ok(venv.run("python", "-c", code))
         assert expect in answer, answer
-        return f"card ({len(card['capabilities']['tools'])} tools); {tool} on acme"
+        return f"card ({len(card['capabilities']['tools'])} tools); {tool} on {artifact}"
 
     return smoke
 
@@ -211,9 +211,9 @@ def command_help(*command: str, expect: str) -> Smoke:
     return smoke
 
 
-def bundle_run(bundle: str, score: float | None) -> Smoke:
+def bundle_run(bundle: str, score: float | None, *options: str) -> Smoke:
     def smoke(venv: Venv, tmp: Path) -> str:
-        out = ok(venv.run("agentenv", "run", bundle, "--json", cwd=tmp))
+        out = ok(venv.run("agentenv", "run", bundle, *options, "--json", cwd=tmp))
         records = json.loads(out)["tasks"]
         assert records and all(r["status"] == "succeeded" for r in records), out
         if score is not None:
@@ -255,6 +255,10 @@ MATRIX: dict[str, tuple[list[str], Smoke]] = {
     "agentenv-validators": ([], validators_validate),
     "agentenv-hello": ([], bundle_run("hello", None)),
     "agentenv-support-desk": ([], bundle_run("support-refund", 1.0)),
+    "agentenv-retail": ([], env_call("retail", "get_order_details", {"order_id": "#W5918442"}, "sofia_rossi_8776",
+                                     artifact="tau2")),
+    "agentenv-tau2": ([], bundle_run("tau2-retail", 1.0, "--task", "0", "--agent", "tau2-gold")),
+    "agentenv-model-standin": ([], command_help("model", "stand-in", expect="--script")),
 }  # fmt: skip
 
 

@@ -23,6 +23,7 @@ from agentenv.contracts import kinds
 from agentenv_runtime.engine.bundle import Bundle, bundle_of_task_file, is_file
 from agentenv_runtime.engine.engine import StepRecord
 from agentenv_runtime.engine.install_preflight import sandbox_problem
+from agentenv_runtime.engine.passk import bundle_pass_hat_k, shown
 from agentenv_runtime.engine.records import StoreError
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
 from agentenv_runtime.engine.runners import RolloutRunner, RunnerSettings
@@ -64,6 +65,7 @@ def parser() -> argparse.ArgumentParser:
         help="Bundle name, bundle folder, exported .tar.gz, registry://NAME@VERSION, or a task file.",
     )
     add("--task", "-t", action="append", default=[], metavar="NAME", help="Task name in the bundle (repeatable).")
+    add("--split", metavar="NAME", help="A named task set of the bundle (its bundle.toml [splits]), e.g. train.")
     add("--agent", metavar="NAME", help="Agent: a bundle agent file name or an agent kind.")
     add("--model", metavar="NAME", help="Model for llm agents and judges.")
     add("--model-url", metavar="URL", help="Model endpoint (base_url) for this run's agents, over the config's.")
@@ -86,18 +88,33 @@ def parser() -> argparse.ArgumentParser:
     return parse
 
 
-def _select(target: str, names: list[str]) -> tuple[Bundle | None, list[TaskFile]]:
+def split_tasks(bundle: Bundle, split: str, names: list[str]) -> list[str]:
+    """The task names of the bundle's named set `split` (refused beside --task, or when the bundle has no such set)."""
+    if names:
+        raise TaskError("--split and --task both choose tasks; give one of them")
+    if split not in bundle.splits:
+        known = ", ".join(sorted(bundle.splits)) or "none"
+        where = f"{bundle.path / 'bundle.toml'}: field `splits`"
+        raise TaskError(f"{where}: bundle {bundle.name!r} has no split {split!r} (splits: {known})")
+    return list(bundle.splits[split])
+
+
+def _select(target: str, names: list[str], split: str | None = None) -> tuple[Bundle | None, list[TaskFile]]:
     path = Path(target)
     if is_file(path) and not is_export(target):
         bundle = bundle_of_task_file(path, get_host())
         if bundle is not None and (problems := bundle.requirement_problems(get_host())):
             raise TaskError("\n".join(problems))
+        if split is not None:
+            raise TaskError(f"--split {split}: a task file is one task; name its bundle to run a split")
         return bundle, [read_task(path)]
     host = get_host()
     bundle = find_any_bundle(target, host)
     problems = bundle.requirement_problems(host)
     if problems:
         raise TaskError("\n".join(problems))
+    if split is not None:
+        names = split_tasks(bundle, split, names)
     files = bundle.task_files()
     wanted = names or bundle.default_tasks or list(files)
     if not wanted:
@@ -316,6 +333,7 @@ def main(argv: Sequence[str]) -> int:
 def run(
     target: str | None = None,
     task: list[str] | None = None,
+    split: str | None = None,
     agent: str | None = None,
     model: str | None = None,
     model_url: str | None = None,
@@ -345,7 +363,7 @@ def run(
             bundle, tasks = _select(stored.get("task_file") or stored["bundle"], [stored["task"]])
             seed = stored["seed"]
         else:
-            bundle, tasks = _select(target or "", task or [])
+            bundle, tasks = _select(target or "", task or [], split)
         check_overrides(host, bundle, tasks, agent=agent, sandbox=sandbox)
         for selected in tasks:  # the same checks a run makes: --dry-run and a run refuse the same tasks
             task_runner.prepare(selected, model, bundle_dir=bundle.path if bundle else None, agent=agent)
@@ -386,8 +404,9 @@ def run(
         )
         return signal_exit
     passed = all(r["passed"] for r in results)
+    pass_k = bundle_pass_hat_k(results) if k > 1 else {}
     if as_json:
-        print_json({"passed": passed, "tasks": results})
+        print_json({"passed": passed, "tasks": results, **({"pass_hat_k": pass_k} if pass_k else {})})
     else:
         rows = [
             (
@@ -401,4 +420,8 @@ def run(
         ]
         print_table(("TASK", "STATUS", "SCORE", "DIGEST", "RUN"), rows)
         print(f"\n{'PASSED' if passed else 'FAILED'}: {sum(r['passed'] for r in results)}/{len(results)} passed")
+        if pass_k:
+            tasks_run = len({r["name"] for r in results})
+            print(f"\npass^k over {tasks_run} task(s), {k} rollouts each:")
+            print_table(("K", "PASS^K"), [(str(n), f"{value:.4f}") for n, value in shown(pass_k)])
     return 0 if passed else 1

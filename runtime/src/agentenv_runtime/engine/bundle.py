@@ -27,6 +27,8 @@ class Bundle:
     description: str = ""
     requires: dict[str, str] = field(default_factory=dict)
     default_tasks: list[str] = field(default_factory=list)
+    splits: dict[str, list[str]] = field(default_factory=dict)
+    """Named task sets (`[splits]` in bundle.toml): `agentenv run BUNDLE --split NAME`."""
 
     def task_files(self) -> dict[str, Path]:
         folder = self.path / "tasks"
@@ -63,12 +65,18 @@ def read_bundle(path: Path) -> Bundle:
     for dist, spec in requires.items():
         if not isinstance(spec, str):  # ranges themselves are checked (with `packaging`) before a run
             raise TaskError(f'{manifest}: field `requires.{dist}`: {spec!r} is not a version range (e.g. ">=0.1,<0.2")')
+    splits = data.get("splits", {})
+    if not isinstance(splits, dict) or not all(
+        isinstance(ids, list) and all(isinstance(i, str) for i in ids) for ids in splits.values()
+    ):
+        raise TaskError(f'{manifest}: field `splits` must be a table of name = list of task names, e.g. train = ["0"]')
     return Bundle(
         name=str(data.get("name", path.name)),
         path=path,
         description=str(data.get("description", "")),
         requires=dict(requires),
         default_tasks=list(tasks),
+        splits={str(name): list(ids) for name, ids in splits.items()},
     )
 
 

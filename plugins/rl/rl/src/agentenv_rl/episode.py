@@ -10,6 +10,7 @@ verifier steps run against the same world, with the answer in the place of `prom
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import threading
 import time
@@ -44,20 +45,22 @@ DEFAULT_MAX_STEPS = 100
 
 
 class Action(BaseModel):
-    """What a policy does in one step: call a tool (`tool`, `arguments`) or give the final `answer`."""
+    """What a policy does in one step: call a tool (`tool`, `arguments`), `say` something to the task's simulated
+    user (its reply is the observation), or give the final `answer`."""
 
     model_config = ConfigDict(extra="forbid")
 
     tool: str | None = Field(None, min_length=1, description="The tool to call, as the task's agent role.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments.")
     answer: str | None = Field(None, description="The final answer: ends the episode and is graded.")
+    say: str | None = Field(None, description="A message to the simulated user; the observation is its reply.")
 
     @model_validator(mode="after")
     def _one_kind(self) -> Action:
-        if (self.tool is None) == (self.answer is None):
-            raise ValueError("give exactly one of `tool` (with `arguments`) or `answer`")
-        if self.answer is not None and "arguments" in self.model_fields_set:
-            raise ValueError("`arguments` go with `tool`, not with `answer`")
+        if sum(value is not None for value in (self.tool, self.answer, self.say)) != 1:
+            raise ValueError("give exactly one of `tool` (with `arguments`), `say` or `answer`")
+        if self.tool is None and "arguments" in self.model_fields_set:
+            raise ValueError("`arguments` go with `tool`, not with `answer` or `say`")
         return self
 
 
@@ -126,6 +129,9 @@ class Template:
         self.split: TaskSplit = split_task(self.task, self.planned)
         self.role = self.split.role
         """The agent's role, which every tool call acts as."""
+        user_step = self.split.prompt.fields.get("simulated_user")
+        self.user_step: str | None = str(user_step) if user_step else None
+        """The setup step whose resource plays the user (prompt_agent's `simulated_user`), if any."""
         self.max_steps, self.shaping, self.record = max_steps, shaping, record
         self.loop = asyncio.new_event_loop()
         self.loop_lock = threading.Lock()
@@ -228,6 +234,9 @@ class Episode:
         self.done = True
         self.score: float | None = None
         self._shaped = 0.0
+        self._session: Any = None
+        self._last_user = start.prompt
+        """What the user said last: the prompt, or the simulated user's latest reply."""
 
     @property
     def role(self) -> str:
@@ -246,7 +255,17 @@ class Episode:
         self.ctx.outputs = dict(start.outputs)
         self.episode_id = uuid.uuid4().hex
         self.step_count, self.done, self.score, self._shaped = 0, False, None, 0.0
-        observation = {"type": "prompt", "prompt": start.prompt, "tools": start.tools}
+        self._last_user = start.prompt
+        if self.template.user_step is not None:
+            source = self.ctx.resources.get(self.template.user_step)
+            if not callable(getattr(source, "session", None)):
+                raise EpisodeError(
+                    f"{self.template.task.path}: field `simulated_user`: step {self.template.user_step!r} left no "
+                    "simulated user (an object with `session()`)"
+                )
+            self._session = source.session()  # type: ignore[union-attr]
+            self._last_user = str(self._run(self._session.opening()))
+        observation = {"type": "prompt", "prompt": self._last_user, "tools": start.tools}
         return observation, {"episode_id": self.episode_id, "seed": self.seed, "task": self.template.task.name}
 
     def step(self, action: Action | Mapping[str, Any]) -> StepResult:
@@ -255,18 +274,23 @@ class Episode:
         quick = self._ungraded(chosen)
         if quick is not None:
             return quick
+        result: StepResult = self._run(self._astep(chosen))
+        return result
+
+    def _run(self, coro: Any) -> Any:
+        """Run `coro` to its end from synchronous code: on the template's loop when it is free, else a fresh one."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             if self.template.loop_lock.acquire(blocking=False):
                 try:
-                    return self.template.loop.run_until_complete(self._astep(chosen))
+                    return self.template.loop.run_until_complete(coro)
                 finally:
                     self.template.loop_lock.release()
-            return asyncio.run(self._astep(chosen))  # another thread is using the template's loop
+            return asyncio.run(coro)  # another thread is using the template's loop
         # called from async code that cannot await (an agent's synchronous tool access): grade on a thread's loop
         with ThreadPoolExecutor(1) as pool:
-            return pool.submit(asyncio.run, self._astep(chosen)).result()
+            return pool.submit(asyncio.run, coro).result()
 
     async def astep(self, action: Action | Mapping[str, Any]) -> StepResult:
         """`step()` from async code: the verifiers run on the caller's event loop."""
@@ -292,6 +316,8 @@ class Episode:
         if chosen.answer is not None:
             self.step_count += 1
             return await self._afinish(chosen.answer, {"type": "final", "answer": chosen.answer}, truncated=False)
+        if chosen.say is not None:
+            return await self._asay(chosen.say)
         observation = self._tool(chosen)
         if self.step_count >= template.max_steps:
             return await self._afinish("", observation, truncated=True)
@@ -300,6 +326,28 @@ class Episode:
             score, _ = await template.agrade(self._grading_ctx(), "", self._start.prompt)
             reward, self._shaped = (score or 0.0) - self._shaped, score or 0.0
         return StepResult(observation, reward, False, False, {"step": self.step_count})
+
+    async def _asay(self, text: str) -> StepResult:
+        """The agent's message goes into the trajectory as a turn and to the simulated user; its reply is the
+        observation. When the user ends the conversation (τ²'s ###STOP### and the like) the episode is graded."""
+        session = self._session
+        if session is None:
+            raise EpisodeError(
+                f"{self.template.task.path}: this task has no simulated user (prompt_agent's `simulated_user`); "
+                "use `tool` and `answer` actions"
+            )
+        self.step_count += 1
+        world = self.world
+        world.trajectory.record(
+            "agent_turn", world.clock.now().isoformat(), role=self.role, persona=None, user=self._last_user, agent=text
+        )
+        reply = str(await session.reply(text))
+        self._last_user = reply
+        observation = {"type": "user_message", "text": reply, "done": bool(session.done)}
+        if session.done or self.step_count >= self.template.max_steps:
+            graded = await self.template.agrade(self.ctx, text, self._start.prompt)
+            return self._result(observation, graded, truncated=not session.done)
+        return StepResult(observation, 0.0, False, False, {"step": self.step_count})
 
     def _tool(self, chosen: Action) -> dict[str, Any]:
         assert chosen.tool is not None
@@ -316,7 +364,7 @@ class Episode:
         then the verifiers grade it."""
         world = self.world
         now = world.clock.now().isoformat()
-        world.trajectory.record("agent_turn", now, role=self.role, persona=None, user=self._start.prompt, agent=answer)
+        world.trajectory.record("agent_turn", now, role=self.role, persona=None, user=self._last_user, agent=answer)
         graded = await self.template.agrade(self.ctx, answer, self._start.prompt)
         return self._result(observation, graded, truncated=truncated)
 
@@ -388,6 +436,7 @@ class Episode:
         world = self.world.fork()
         resources = {k: (world if v is self.world else v) for k, v in self.ctx.resources.items()}
         clone.world = world
+        clone._session = copy.deepcopy(self._session)  # the conversation so far, its own from here on
         clone.ctx = dataclasses.replace(self.ctx, outputs=dict(self.ctx.outputs), resources=resources, teardowns=[])
         forked_start = dataclasses.replace(self._start, world=world, ctx=clone.ctx)
         clone._start = forked_start

@@ -234,6 +234,11 @@ class PromptAgentSettings(StepSettings):
         None, description="A conversation: the same id continues it in a later prompt, a new id starts one."
     )
     files: list[str] = Field(default_factory=list, description="Text files of the bundle attached to the prompt.")
+    simulated_user: str | None = Field(
+        None,
+        description="Id of a setup step whose resource plays the user (it has `session()`: `opening()`, "
+        "`reply(text)`, `done`): the conversation opens with its message and goes on until it is done.",
+    )
 
     def prompt_options(self) -> dict[str, Any]:
         """The per-prompt options that were given (an agent kind takes them through `respond_with`)."""
@@ -256,6 +261,17 @@ def attached_files(paths: list[str], ctx: StepContext) -> dict[str, str]:
     return attached
 
 
+def user_session(ctx: StepContext, step_id: str) -> Any:
+    """A new conversation with the simulated user that step `step_id` deployed."""
+    source: Any = ctx.resource(step_id, object)
+    if not callable(getattr(source, "session", None)):
+        raise StepFailed(
+            f"field `simulated_user`: step {step_id!r} made a {type(source).__name__}, not a simulated user "
+            "(an object with `session()`)"
+        )
+    return source.session()
+
+
 def fill(text: str, ctx: StepContext) -> str:
     """`{seed}` and `{run_id}` placeholders (other braces are left alone)."""
     return text.replace("{seed}", str(ctx.seed)).replace("{run_id}", str(ctx.run_id))
@@ -268,6 +284,8 @@ class PromptAgent(CoreStep[PromptAgentSettings]):
 
     def check(self, settings: PromptAgentSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         problems = missing_step("agent", settings.agent, step_ids, "deploy_agent")
+        if settings.simulated_user is not None and settings.simulated_user not in step_ids:
+            problems.append(("simulated_user", f"no step {settings.simulated_user!r} in this task"))
         if settings.user is not None and settings.user.stop_when is not None:
             try:
                 re.compile(settings.user.stop_when)
@@ -299,6 +317,9 @@ class PromptAgent(CoreStep[PromptAgentSettings]):
                 f"field `{next(iter(options))}`: the {deployed.kind} agent takes no per-prompt options "
                 f"({', '.join(options)}); leave them out or use a kind that does (claude-code, codex)"
             )
+        session = user_session(ctx, settings.simulated_user) if settings.simulated_user else None
+        if session is not None:
+            text = await session.opening()
         while True:
             try:
                 if options:
@@ -322,6 +343,11 @@ class PromptAgent(CoreStep[PromptAgentSettings]):
             )
             if len(turns) >= settings.max_turns or (stop is not None and stop.search(reply)):
                 break
+            if session is not None:
+                text = await session.reply(reply)
+                if session.done:
+                    break
+                continue
             reaction = deployed.reactions.react(len(turns), reply, world) if deployed.reactions else None
             if reaction is None and not pending:
                 break

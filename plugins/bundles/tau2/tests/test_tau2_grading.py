@@ -1,0 +1,136 @@
+"""tau2-retail graded as τ² grades it: the gold replay earns 1.0 everywhere, doing nothing fails every task whose
+gold actions change the database, and each component reacts to what it checks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from agentenv_retail.api import RetailEnv
+from agentenv_tau2.api import (
+    TaskDataError,
+    Tau2Task,
+    grade,
+    parse_tasks,
+    replay,
+    retail_splits,
+    retail_task,
+    retail_tasks,
+)
+
+
+@pytest.fixture(scope="module")
+def initial() -> RetailEnv:
+    env = RetailEnv()
+    env.load(RetailEnv.find_artifact("tau2"))
+    return env
+
+
+def gold_episode(initial: RetailEnv, task: Tau2Task) -> tuple[RetailEnv, list[tuple[str, dict[str, object]]]]:
+    env = initial.fork()
+    calls = [(a.name, dict(a.arguments)) for a in task.gold_actions]
+    for name, args in calls:
+        env.call(name, args)
+    return env, calls
+
+
+def said(text: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": text}]
+
+
+def test_every_task_and_split_loads() -> None:
+    tasks = retail_tasks()
+    assert len(tasks) == 114 and list(tasks)[:3] == ["0", "1", "2"]
+    splits = retail_splits()
+    assert (len(splits["train"]), len(splits["test"]), len(splits["base"])) == (74, 40, 114)
+
+
+def test_gold_actions_score_1_on_all_114_tasks(initial: RetailEnv) -> None:
+    failures = {}
+    for task_id, task in retail_tasks().items():
+        env, calls = gold_episode(initial, task)
+        infos = task.evaluation_criteria.communicate_info if task.evaluation_criteria else []
+        result = grade(task, env, calls, said("\n".join(infos or [])))
+        if result.reward != 1.0:
+            failures[task_id] = result.to_dict()
+    assert failures == {}
+
+
+def test_doing_nothing_scores_0_wherever_the_gold_replay_changes_the_database(initial: RetailEnv) -> None:
+    changed = 0
+    for task in retail_tasks().values():
+        if replay(initial, task).state_digest() == initial.state_digest():
+            continue
+        changed += 1
+        result = grade(task, initial.fork(), [], said("Sorry."))
+        assert result.reward == 0.0 and result.components["DB"] == 0.0, task.id
+    assert changed == 103  # 104 tasks have write actions; task 105's only write is refused in τ² too
+
+
+def test_a_task_with_nl_assertions_reports_them_not_graded_without_a_judge(initial: RetailEnv) -> None:
+    task = next(t for t in retail_tasks().values() if t.evaluation_criteria and t.evaluation_criteria.nl_assertions)
+    env, calls = gold_episode(initial, task)
+    result = grade(task, env, calls, said(""))
+    assert result.components["NL_ASSERTION"] is None and result.not_graded == ["NL_ASSERTION"]
+    judged = grade(task, env, calls, said(""), verdicts=[True, False])
+    assert judged.components["NL_ASSERTION"] == 0.0 and judged.reward == 0.0
+
+
+def test_action_and_communicate_components_follow_tau2s_matching(initial: RetailEnv) -> None:
+    task = retail_task("0").model_copy(deep=True)
+    assert task.evaluation_criteria is not None
+    task.evaluation_criteria.reward_basis = ["DB", "ACTION", "COMMUNICATE"]
+    task.evaluation_criteria.communicate_info = ["1,234.5"]
+    env, calls = gold_episode(initial, task)
+    assert grade(task, env, calls, said("That is 1234.5 in total")).reward == 0.0  # τ² drops commas from the message
+    task.evaluation_criteria.communicate_info = ["1234.5"]
+    assert grade(task, env, calls, said("That is 1,234.5 in total")).reward == 1.0
+    assert grade(task, env, calls[1:], said("1234.5")).components["ACTION"] == 0.0
+
+
+def test_malformed_tasks_are_refused_with_file_task_and_field() -> None:
+    good = json.loads(json.dumps([retail_task("0").model_dump()]))
+    bad = json.loads(json.dumps(good))
+    del bad[0]["user_scenario"]["instructions"]["reason_for_call"]
+    with pytest.raises(TaskDataError, match=r"x.json: task '0': field `user_scenario.instructions.reason_for_call`"):
+        parse_tasks(bad, "x.json")
+    bad = json.loads(json.dumps(good))
+    bad[0]["evaluation_criteria"]["reward_basis"] = ["DB", "VIBES"]
+    with pytest.raises(TaskDataError, match="reward_basis`: unknown 'VIBES'"):
+        parse_tasks(bad, "x.json")
+    with pytest.raises(TaskDataError, match="no τ² retail task '999'"):
+        retail_task("999")
+
+
+def test_agentenv_run_one_task_with_the_gold_agent() -> None:
+    agentenv = Path(sys.executable).with_name("agentenv")
+    done = subprocess.run(
+        [str(agentenv), "run", "tau2-retail", "--task", "0", "--agent", "tau2-gold", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert [(t["name"], t["score"]) for t in summary["tasks"]] == [("0", 1.0)]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    agentenv = Path(sys.executable).with_name("agentenv")
+    return subprocess.run(
+        [str(agentenv), "run", "tau2-retail", *args], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_a_split_runs_its_tasks_and_k_rollouts_report_pass_hat_k() -> None:
+    done = run_cli("--split", "test", "-k", "2", "--agent", "tau2-gold", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert sorted({t["name"] for t in summary["tasks"]}) == sorted(retail_splits()["test"])
+    assert summary["pass_hat_k"] == {"1": 1.0, "2": 1.0}
+    refused = run_cli("--split", "validation")
+    assert refused.returncode == 2 and "has no split 'validation' (splits: base, test, train)" in refused.stderr
