@@ -72,24 +72,31 @@ class Session:
                 options = data if isinstance(data, dict) else {}
                 ready = self.reset_now(options)
                 if ready is None:
-                    return self._later(self.reset(options), "observation")
+                    return self.later(self.reset(options), "observation")
                 return self.pool.encode_reset(ready)
             if kind == "step":
                 if not isinstance(data, dict):
                     return error('a step message needs "data": the action object', "VALIDATION_ERROR")
+                if data.get("type") is not None:  # OpenEnv's MCP actions (list_tools, call_tool)
+                    from agentenv_openenv.mcp import answer_step
+
+                    return answer_step(self, data)
                 stepped = self.episode.step_now(data)
                 if stepped is None:
-                    return self._later(self.step(data), "observation")
+                    return self.later(self.step(data), "observation")
                 return {"type": "observation", "data": _observed(stepped)}
             if kind == "state":
                 return {"type": "state", "data": self.state()}
+            if kind == "mcp":  # JSON-RPC on this connection's own session
+                return self.later(self.pool.mcp.handle(data, self), "mcp")
             if kind == "close":
                 return None
             return error(f"Unknown message type: {kind}", "UNKNOWN_TYPE")
         except EpisodeError as exc:
             return _refusal(exc)
 
-    async def _later(self, pending: Coroutine[Any, Any, dict[str, Any]], kind: str) -> Reply:
+    async def later(self, pending: Coroutine[Any, Any, dict[str, Any]], kind: str) -> Reply:
+        """The reply `{"type": kind, "data": …}` once `pending` is done; a refusal becomes an error reply."""
         try:
             return {"type": kind, "data": await pending}
         except EpisodeError as exc:
@@ -119,6 +126,10 @@ class Session:
         return ready
 
     async def step(self, action: dict[str, Any]) -> dict[str, Any]:
+        if action.get("type") is not None:  # OpenEnv's MCP actions (list_tools, call_tool)
+            from agentenv_openenv.mcp import astep
+
+            return await astep(self, action)
         return _observed(await self.episode.astep(action))
 
     def state(self) -> dict[str, Any]:
@@ -133,6 +144,10 @@ class SessionPool:
         self._setup = asyncio.Lock()
         self._encoded_tools: dict[int, tuple[list[Any], str]] = {}
         """id of a start's tool list → (the list, kept so the id stays its own; its JSON text)."""
+        from agentenv_openenv.mcp import McpEndpoint
+
+        self.mcp = McpEndpoint(self)
+        """JSON-RPC (`/mcp`, and `{"type": "mcp"}` messages on `/ws`) over this pool's sessions."""
 
     def prepare(self) -> None:
         """Run the setup for the default seed before the server says it is healthy."""

@@ -36,9 +36,12 @@ DEFAULT_MAX_STEPS = 100
 
 
 class Action(BaseModel):
-    """What a policy does in one step: call a tool (`tool`, `arguments`) or give the final `answer`."""
+    """What a policy does in one step: call a tool (`tool`, `arguments`) or give the final `answer`.
 
-    model_config = ConfigDict(extra="forbid")
+    Its JSON Schema is titled `AgentEnvAction`: clients such as verifiers' OpenEnv taskset treat a schema titled
+    plain `Action` as OpenEnv's own generic action and would send the wrong shape."""
+
+    model_config = ConfigDict(extra="forbid", title="AgentEnvAction")
 
     tool: str | None = Field(None, min_length=1, description="The tool to call, as the task's agent role.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments.")
@@ -224,6 +227,10 @@ class Episode:
     @property
     def role(self) -> str:
         return self.template.role
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The tools this episode offers (MCP-style: name, description, inputSchema); known before `reset()`."""
+        return self._start.tools
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """Back to the task's start state (restored, not set up again); returns (observation, info)."""
