@@ -232,6 +232,10 @@ class Episode:
         """The tools this episode offers (MCP-style: name, description, inputSchema); known before `reset()`."""
         return self._start.tools
 
+    def prompt(self) -> str:
+        """The task's prompt for this episode's seed (what `reset()` observes); known before `reset()`."""
+        return self._start.prompt
+
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """Back to the task's start state (restored, not set up again); returns (observation, info)."""
         if seed is not None and seed != self.seed:

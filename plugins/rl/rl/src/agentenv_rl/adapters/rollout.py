@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentenv_rl.adapters.chat import apply_assistant, openai_tools
-from agentenv_rl.episode import Episode, StepResult, Template
+from agentenv_rl.adapters.starts import base_episode
+from agentenv_rl.episode import StepResult, Template
 
 Policy = Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[str, Any] | Awaitable[dict[str, Any]]]
-_LOCK = threading.Lock()
-_TEMPLATES: dict[str, Template] = {}
-_BASES: dict[tuple[str, int | None], Episode] = {}
 
 
 @dataclass
@@ -36,21 +33,9 @@ class Trajectory:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def _base(task: str | Template, seed: int | None) -> Episode:
-    with _LOCK:  # one setup at a time: concurrent first rollouts of a task wait for the same start
-        if isinstance(task, Template):
-            return Episode(task, seed)
-        key = (task, seed)
-        if key not in _BASES:
-            if task not in _TEMPLATES:
-                _TEMPLATES[task] = Template(task)
-            _BASES[key] = Episode(_TEMPLATES[task], seed)
-        return _BASES[key]
-
-
 async def rollout(policy: Policy, task: str | Template, seed: int | None = None, *, max_turns: int = 64) -> Trajectory:
     """Play one episode of `task` (BUNDLE[:TASK], a folder, a file, or a prepared Template) with `policy`."""
-    base = await asyncio.to_thread(_base, task, seed)  # the setup may run here: off the caller's loop
+    base = await asyncio.to_thread(base_episode, task, seed)  # the setup may run here: off the caller's loop
     episode = base.fork()
     observation, _ = episode.reset()
     tools = openai_tools(observation["tools"])
