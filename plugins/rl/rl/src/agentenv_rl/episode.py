@@ -14,7 +14,7 @@ import dataclasses
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,6 +108,8 @@ class Template:
         max_steps: int = DEFAULT_MAX_STEPS,
         shaping: bool = False,
         record: bool = False,
+        tools: Sequence[str] | None = None,
+        short_descriptions: bool = False,
     ) -> None:
         self.host = host or get_host()
         self.config = config or load_config()
@@ -122,6 +124,9 @@ class Template:
         self.role = self.split.role
         """The agent's role, which every tool call acts as."""
         self.max_steps, self.shaping, self.record = max_steps, shaping, record
+        self.offered: frozenset[str] | None = None if tools is None else frozenset(tools)
+        """The tools episodes offer (None: all of the role's); a call to another is refused and changes nothing."""
+        self.short_descriptions = short_descriptions
         self.loop = asyncio.new_event_loop()
         self.loop_lock = threading.Lock()
         self.starts: dict[int, Start] = {}
@@ -168,10 +173,24 @@ class Template:
         ctx.outputs[self.split.agent.id] = {"kind": "policy", "role": role, "env": self.split.world_step}
         prompt = str(self.split.prompt.fields["prompt"]).replace("{seed}", str(seed)).replace("{run_id}", ctx.run_id)
         digest = world.state_digest()  # first: the checkpoint then carries the digest's machinery
-        tools = world.list_tools(role)
+        tools = self._offer(world.list_tools(role))
         return Start(
             seed, ctx, world, world.checkpoint(), world.trajectory.copy(), dict(ctx.outputs), prompt, tools, digest
         )
+
+    def _offer(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The role's tools trimmed to `tools=[…]`, descriptions cut to their first sentence if asked."""
+        if self.offered is not None:
+            missing = sorted(self.offered - {t["name"] for t in tools})
+            if missing:
+                known = ", ".join(sorted(t["name"] for t in tools))
+                raise EpisodeError(
+                    f"{self.task.path}: tools={missing} are not tools of role {self.role!r}; choose from: {known}"
+                )
+            tools = [t for t in tools if t["name"] in self.offered]
+        if self.short_descriptions:
+            tools = [{**t, "description": first_sentence(str(t.get("description") or ""))} for t in tools]
+        return tools
 
     async def agrade(self, ctx: RunContext, answer: str, user: str) -> tuple[float | None, dict[str, Any]]:
         """Run the verifiers on the world as it is, with `answer` as the agent's response."""
@@ -307,6 +326,15 @@ class Episode:
     def _tool(self, chosen: Action) -> dict[str, Any]:
         assert chosen.tool is not None
         self.step_count += 1
+        offered = self.template.offered
+        if offered is not None and chosen.tool not in offered:
+            message = f"{chosen.tool!r} is not offered in this episode; its tools are {', '.join(sorted(offered))}"
+            return {
+                "type": "tool_result",
+                "tool": chosen.tool,
+                "ok": False,
+                "error": {"code": "forbidden", "message": message},
+            }
         outcome = self.world.call(chosen.tool, chosen.arguments, role=self.role)
         return {"type": "tool_result", "tool": chosen.tool, **outcome.to_dict()}
 
@@ -402,6 +430,13 @@ class Episode:
             self.template.close()
 
 
+def first_sentence(text: str) -> str:
+    """The first sentence of a description (up to its first '. ' or line break), for shorter training prompts."""
+    text = " ".join(text.split("\n", 1)[0].split())
+    head, dot, _ = text.partition(". ")
+    return head + "." if dot else text
+
+
 def make(
     target: str | TaskFile,
     *,
@@ -409,13 +444,26 @@ def make(
     max_steps: int = DEFAULT_MAX_STEPS,
     shaping: bool = False,
     record: bool = False,
+    tools: Sequence[str] | None = None,
+    short_descriptions: bool = False,
     host: PluginHost | None = None,
     config: Config | None = None,
 ) -> Episode:
     """An episode of `BUNDLE[:TASK]`, a bundle folder or a task file; runs the task's setup for `seed` once.
 
-    With `record`, every finished episode is saved as a run (record and trajectory) for `agentenv runs export`."""
-    template = Template(target, host=host, config=config, max_steps=max_steps, shaping=shaping, record=record)
+    With `record`, every finished episode is saved as a run (record and trajectory) for `agentenv runs export`.
+    `tools=[…]` offers only those of the role's tools (for training: fewer prompt tokens); `short_descriptions`
+    cuts each description to its first sentence."""
+    template = Template(
+        target,
+        host=host,
+        config=config,
+        max_steps=max_steps,
+        shaping=shaping,
+        record=record,
+        tools=tools,
+        short_descriptions=short_descriptions,
+    )
     try:
         return Episode(template, seed)
     except BaseException:

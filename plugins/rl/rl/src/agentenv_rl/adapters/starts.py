@@ -4,29 +4,44 @@ rollout plays a copy-on-write fork of that start, so concurrent rollouts never s
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from agentenv_rl.episode import Episode, Template
 
 _LOCK = threading.Lock()
-_TEMPLATES: dict[str, Template] = {}
-_BASES: dict[tuple[str, int | None], Episode] = {}
+_TEMPLATES: dict[tuple[str, tuple[str, ...] | None, bool], Template] = {}
+_BASES: dict[tuple[str, tuple[str, ...] | None, bool, int | None], Episode] = {}
 
 
-def base_episode(task: str | Template, seed: int | None = None) -> Episode:
-    """The start of `task` (BUNDLE[:TASK], a folder, a file, or a prepared Template) for `seed`, set up once."""
+def base_episode(
+    task: str | Template,
+    seed: int | None = None,
+    *,
+    tools: Sequence[str] | None = None,
+    short_descriptions: bool = False,
+) -> Episode:
+    """The start of `task` (BUNDLE[:TASK], a folder, a file, or a prepared Template) for `seed`, set up once;
+    `tools` and `short_descriptions` trim what it offers, as `make()` does."""
     with _LOCK:  # one setup at a time: concurrent first rollouts of a task wait for the same start
         if isinstance(task, Template):
             return Episode(task, seed)
-        key = (task, seed)
+        options = (task, None if tools is None else tuple(sorted(tools)), short_descriptions)
+        key = (*options, seed)
         if key not in _BASES:
-            if task not in _TEMPLATES:
-                _TEMPLATES[task] = Template(task)
-            _BASES[key] = Episode(_TEMPLATES[task], seed)
+            if options not in _TEMPLATES:
+                _TEMPLATES[options] = Template(task, tools=tools, short_descriptions=short_descriptions)
+            _BASES[key] = Episode(_TEMPLATES[options], seed)
         return _BASES[key]
 
 
-def fresh_episode(task: str | Template, seed: int | None = None) -> Episode:
+def fresh_episode(
+    task: str | Template,
+    seed: int | None = None,
+    *,
+    tools: Sequence[str] | None = None,
+    short_descriptions: bool = False,
+) -> Episode:
     """A new episode of `task`, reset: a fork of its start."""
-    episode = base_episode(task, seed).fork()
+    episode = base_episode(task, seed, tools=tools, short_descriptions=short_descriptions).fork()
     episode.reset()
     return episode

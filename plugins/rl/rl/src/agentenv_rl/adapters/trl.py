@@ -17,6 +17,7 @@ import inspect
 import json
 import keyword
 import types
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from agentenv_rl.adapters.chat import apply_assistant
@@ -76,7 +77,7 @@ def _tool_method(tool: dict[str, Any]) -> Any:
         )
 
     def call(self: AgentEnvTrlEnvironment, **arguments: Any) -> str:
-        return self.call(name, {k: v for k, v in arguments.items() if v is not None or k in required})
+        return self._call(name, {k: v for k, v in arguments.items() if v is not None or k in required})
 
     parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     annotations: dict[str, Any] = {}
@@ -97,10 +98,13 @@ def _tool_method(tool: dict[str, Any]) -> Any:
 
 
 class AgentEnvTrlEnvironment:
-    """The base of the classes `trl_environment` builds: one episode per instance, reset per rollout."""
+    """The base of the classes `trl_environment` builds: one episode per instance, reset per rollout. Every public
+    method is a tool to TRL, so the helpers are private."""
 
     task: str | Template
     """What `trl_environment` was given: BUNDLE[:TASK], a folder, a file, or a prepared Template."""
+    offered: tuple[str, ...] | None = None
+    short_descriptions: bool = False
 
     def __init__(self) -> None:
         self.episode: Episode | None = None
@@ -108,11 +112,12 @@ class AgentEnvTrlEnvironment:
 
     def reset(self, seed: int | None = None, **row: Any) -> str | None:
         """A fresh fork of the task's start for `seed` (the dataset's `seed` column, else the task's own)."""
-        self.episode = fresh_episode(self.task, None if seed is None else int(seed))
+        chosen = None if seed is None else int(seed)
+        self.episode = fresh_episode(self.task, chosen, tools=self.offered, short_descriptions=self.short_descriptions)
         self.final = None
         return None
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> str:
+    def _call(self, tool: str, arguments: dict[str, Any]) -> str:
         """Run one tool call; the result (or error) as the JSON text the model reads."""
         episode = self._episode()
         if episode.done:
@@ -147,16 +152,25 @@ class AgentEnvTrlEnvironment:
         return self.episode
 
 
-def trl_environment(task: str | Template, seed: int | None = None) -> type[AgentEnvTrlEnvironment]:
-    """The `environment_factory` class for `task`: `GRPOTrainer(environment_factory=trl_environment(TASK))`."""
-    tools = base_episode(task, seed).tools()
-    methods = {tool["name"]: _tool_method(tool) for tool in tools if tool["name"] != "submit_answer"}
+def trl_environment(
+    task: str | Template,
+    seed: int | None = None,
+    *,
+    tools: Sequence[str] | None = None,
+    short_descriptions: bool = False,
+) -> type[AgentEnvTrlEnvironment]:
+    """The `environment_factory` class for `task`: `GRPOTrainer(environment_factory=trl_environment(TASK))`;
+    `tools=[…]` offers only those tools, `short_descriptions` cuts descriptions to a sentence (fewer tokens)."""
+    offered = None if tools is None else tuple(tools)
+    listed = base_episode(task, seed, tools=offered, short_descriptions=short_descriptions).tools()
+    methods = {tool["name"]: _tool_method(tool) for tool in listed if tool["name"] != "submit_answer"}
     template = task if isinstance(task, Template) else None
     title = (template.task.name if template else str(task)).replace("-", "_").replace(":", "_").replace("/", "_")
-    return type(f"AgentEnv_{title}", (AgentEnvTrlEnvironment,), {"task": task, **methods})
+    attributes = {"task": task, "offered": offered, "short_descriptions": short_descriptions}
+    return type(f"AgentEnv_{title}", (AgentEnvTrlEnvironment,), {**attributes, **methods})
 
 
-def trl_rows(task: str | Template, seeds: list[int] | None = None) -> list[dict[str, Any]]:
+def trl_rows(task: str | Template, seeds: Sequence[int] | None = None) -> list[dict[str, Any]]:
     """Dataset rows for TRL (`datasets.Dataset.from_list`): the task's prompt as a user message and its `seed`."""
     rows = []
     chosen: list[int | None] = list(seeds) if seeds else [None]
