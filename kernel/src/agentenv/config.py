@@ -17,7 +17,7 @@ from typing import Any
 
 CONFIG_VAR = "AGENTENV_CONFIG"
 CONFIG_RELPATH = Path(".agentenv") / "config.toml"
-KNOWN_TABLES = ("plugins", "sandbox", "store", "model", "run", "world")
+KNOWN_TABLES = ("plugins", "sandbox", "store", "model", "run", "world", "agents")
 DEFAULTS: dict[str, dict[str, Any]] = {
     "store": {"document": "sqlite", "object": "filesystem", "secret": "env", "image": "local"},
     "sandbox": {"default": "inline", "agent_default": "inline"},

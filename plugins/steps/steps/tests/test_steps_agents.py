@@ -163,6 +163,23 @@ def test_agent_failure_fails_the_prompt(runs, step):
     assert "the llm agent failed on turn 1" in step(record, "ask")["error"]
 
 
+def test_a_kind_table_and_model_url_override_the_model_table(runs, step, tmp_path: Path, chat_stub, chat_requests):
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": "http://127.0.0.1:9/v1", "model": "from-model-table"}
+    config.values["agents"] = {"llm": {"base_url": chat_stub, "model": "from-kind-table"}}
+    steps = (
+        deploy(),
+        {"id": "agent", "type": "deploy_agent", "env": "world", "kind": "llm"},
+        prompt("ask", "agent", "hi"),
+    )
+    record = runs(task(*steps), config=config)
+    assert step(record, "ask")["output"]["response"] == "model from-kind-table says hi"
+    config.values["agents"] = {"llm": {"base_url": "http://127.0.0.1:9/v1"}}
+    overridden = runs(task(*steps), config=config, overrides={"model_url": chat_stub})
+    assert step(overridden, "ask")["output"]["response"] == "model from-model-table says hi"
+    assert len(chat_requests) == 2
+
+
 @pytest.mark.parametrize(
     ("bad", "where"),
     [

@@ -68,6 +68,7 @@ def parser() -> argparse.ArgumentParser:
     add("--task", "-t", action="append", default=[], metavar="NAME", help="Task name in the bundle (repeatable).")
     add("--agent", metavar="NAME", help="Agent: a bundle agent file name or an agent kind.")
     add("--model", metavar="NAME", help="Model for llm agents and judges.")
+    add("--model-url", metavar="URL", help="Model endpoint (base_url) for this run's agents, over the config's.")
     add("--sandbox", metavar="CHAIN", help="Where deployed worlds run (inline, process, docker, or a chain).")
     add("--seed", type=int, metavar="N", help="Seed (rollout i uses seed + i).")
     add("-k", type=_at_least_one, default=1, metavar="N", help="Rollouts per task (default 1).")
@@ -319,6 +320,7 @@ def run(
     task: list[str] | None = None,
     agent: str | None = None,
     model: str | None = None,
+    model_url: str | None = None,
     sandbox: str | None = None,
     seed: int | None = None,
     k: int = 1,
@@ -359,7 +361,8 @@ def run(
         return 0
     workers = worker_count(workers, k)
     collect_garbage_again()  # start-up is over: the step classes are imported, the tasks checked
-    overrides = {key: value for key, value in (("agent", agent), ("model", model), ("sandbox", sandbox)) if value}
+    chosen = (("agent", agent), ("model", model), ("model_url", model_url), ("sandbox", sandbox))
+    overrides = {key: value for key, value in chosen if value}
     progress = Progress(k * len(tasks), quiet=as_json and not sys.stderr.isatty())
     job = _run_all(
         task_runner,

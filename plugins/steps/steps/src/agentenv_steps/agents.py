@@ -21,8 +21,8 @@ from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missi
 from agentenv_steps.reactions import AgentReactions
 
 POLICY_SUFFIXES = (".toml", ".json")
-MODEL_FIELDS = ("base_url", "api_key", "model")
-"""Settings an agent kind may take from the config's `[model]` table."""
+MODEL_FIELDS = ("base_url", "api_key", "model", "api")
+"""Settings an agent kind may take from the config's `[agents.<kind>]` table, else its `[model]` table."""
 
 
 @dataclass
@@ -185,14 +185,17 @@ def agent_options(
     for field in MODEL_FIELDS:
         if field not in fields:
             continue
-        value = (
-            (overrides.get("model") or settings.model or options.get("model"))
-            if field == "model"
-            else options.get(field)
-        )
-        if value is None:
+        if field == "model":
+            value = overrides.get("model") or settings.model or options.get("model")
+        elif field == "base_url":
+            value = overrides.get("model_url") or options.get("base_url")
+        else:
+            value = options.get(field)
+        for table in (f"agents.{kind_cls.name}", "model"):  # the kind's own table first, then [model]
+            if value is not None:
+                break
             try:  # ctx.setting resolves env: and secret: references (secrets from the secret store)
-                value = ctx.setting(f"model.{field}")
+                value = ctx.setting(f"{table}.{field}")
             except ConfigError as exc:
                 raise StepFailed(f"field `settings.{field}`: {exc}") from None
         if value is not None:

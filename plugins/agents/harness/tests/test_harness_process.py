@@ -1,0 +1,64 @@
+"""The process tree runner: a timeout or a cancellation leaves no process behind, even one that left the group."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+from agentenv_harness.api import HarnessSettings, run_tree
+
+# The shell starts a grandchild in a new session (out of the harness's process group) and records its pid.
+ESCAPER = "setsid sleep 300 & echo $! > escaped.pid; sleep 300"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _escaped(tmp_path: Path) -> int:
+    return int((tmp_path / "escaped.pid").read_text())
+
+
+def test_timeout_kills_the_group_and_an_escaped_grandchild(tmp_path: Path) -> None:
+    finished = asyncio.run(run_tree(["sh", "-c", ESCAPER], env={"PATH": os.environ["PATH"]}, cwd=tmp_path, timeout=1))
+    assert finished.timed_out and finished.returncode is None
+    assert not _alive(_escaped(tmp_path))
+
+
+def test_cancellation_kills_the_tree(tmp_path: Path) -> None:
+    async def cancel() -> None:
+        task = asyncio.create_task(
+            run_tree(["sh", "-c", ESCAPER], env={"PATH": os.environ["PATH"]}, cwd=tmp_path, timeout=60)
+        )
+        while not (tmp_path / "escaped.pid").exists() or not (tmp_path / "escaped.pid").read_text().strip():
+            await asyncio.sleep(0.02)
+        assert _alive(_escaped(tmp_path))
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel())
+    assert not _alive(_escaped(tmp_path))
+
+
+def test_a_normal_exit_reports_status_and_output(tmp_path: Path) -> None:
+    finished = asyncio.run(run_tree(["sh", "-c", "echo out; echo err >&2; exit 3"], env={}, cwd=tmp_path, timeout=10))
+    assert (finished.returncode, finished.stdout, finished.stderr, finished.timed_out) == (3, "out\n", "err\n", False)
+
+
+def test_stdin_is_closed(tmp_path: Path) -> None:
+    finished = asyncio.run(run_tree(["sh", "-c", "cat; echo done"], env={}, cwd=tmp_path, timeout=10))
+    assert finished.stdout == "done\n"
+
+
+def test_host_tools_need_consent() -> None:
+    with pytest.raises(ValueError, match=r"tools \['shell', 'web'\]: .*allow_host_tools = true"):
+        HarnessSettings(tools=["mcp", "shell", "web"])
+    assert HarnessSettings(tools=["shell"], allow_host_tools=True).tools == ["shell"]
+    assert HarnessSettings().tools == ["mcp"]
