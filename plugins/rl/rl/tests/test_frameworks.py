@@ -148,3 +148,46 @@ def test_a_real_trl_grpo_step_on_cpu_rewards_from_the_world(
         "reason",
     ]
     assert seen["solved"] == 1.0 and seen["wrong"] < 1.0
+
+
+ART = """
+import asyncio, json, sys
+import art
+from agentenv_rl.api import art_rollout
+
+def summary(trajectory):
+    assert isinstance(trajectory, art.Trajectory)
+    kinds = [m["role"] if isinstance(m, dict) else type(m).__name__ for m in trajectory.messages_and_choices]
+    return {"reward": trajectory.reward, "metrics": trajectory.metrics, "kinds": kinds,
+            "tools": len(trajectory.tools or [])}
+
+async def main(solved_url, wrong_url):
+    def model(url):
+        return art.Model(name="stand-in", project="agentenv", inference_api_key="none", inference_base_url=url)
+    # ART's own gathering runs the rollout coroutines of a group
+    group = art.TrajectoryGroup([art_rollout(model(solved_url), "support-refund")])
+    groups = await art.gather_trajectory_groups([group])
+    wrong = await art_rollout(model(wrong_url), "support-refund")
+    print(json.dumps({"solved": summary(groups[0].trajectories[0]), "wrong": summary(wrong), "groups": len(groups)}))
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+def test_art_rollouts_come_back_as_art_trajectories(
+    framework_python: Callable[..., Path], run_in: Callable[..., dict[str, Any]]
+) -> None:
+    from agentenv_model_standin.api import StandInModel
+
+    solved = [{"tool_calls": [{"tool": name, "arguments": args}]} for name, args in SOLUTION] + [{"text": "Done."}]
+    wrong = [{"tool_calls": [{"tool": SOLUTION[0][0], "arguments": SOLUTION[0][1]}]}, {"text": "Refunded."}]
+    # openpipe-art 0.5.18 allows openai>=2.14, but hands openai 3 (httpx2 inside) an httpx.Timeout, which fails
+    # on the first request ("unsupported operand type(s) for +: 'float' and 'Timeout'"): openai stays below 3.
+    python = framework_python("art", "openpipe-art==0.5.18", "openai>=2.14,<3")
+    with StandInModel(solved) as right, StandInModel(wrong) as partial:
+        seen = run_in(python, ART, right.openai_url, partial.openai_url)
+        assert len(right.requests) == 4 and len(partial.requests) == 2
+    assert seen["solved"]["reward"] == 1.0 and seen["solved"]["metrics"]["passed"] is True
+    assert seen["solved"]["kinds"] == ["user"] + ["Choice", "tool"] * 3 + ["Choice"]  # trainable turns are Choices
+    assert seen["solved"]["tools"] > 40
+    assert 0.0 <= seen["wrong"]["reward"] < 1.0 and seen["groups"] == 1

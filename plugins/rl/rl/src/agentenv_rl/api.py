@@ -1,8 +1,9 @@
 """The public API of agentenv-rl (other plugins import only this module).
 
-`AgentEnvGym` is looked up on first use, because it imports gymnasium (an extra), and so are the adapters that
-subclass a trainer's own classes (`AgentEnvTextEnv`, `skyrl_rows` and `register_skyrl` import skyrl_gym); the
-export's Parquet writer imports pyarrow only when it writes. The other adapters import nothing outside agentenv.
+`AgentEnvGym` is looked up on first use, because it imports gymnasium (an extra), and so are the adapters built
+on a trainer's own package (`AgentEnvTextEnv`, `skyrl_rows` and `register_skyrl` import skyrl_gym, `art_rollout`
+imports art); the export's Parquet writer imports pyarrow only when it writes. The other adapters import nothing
+outside agentenv.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from agentenv_rl.split import EpisodeError
 from agentenv_rl.vector import EpisodeBatch, LocalEpisodes, shares, split_actions, vector
 
 if TYPE_CHECKING:
+    from agentenv_rl.adapters.art import art_rollout as art_rollout
     from agentenv_rl.adapters.skyrl import AgentEnvTextEnv as AgentEnvTextEnv
     from agentenv_rl.adapters.skyrl import register as register_skyrl
     from agentenv_rl.adapters.skyrl import skyrl_rows as skyrl_rows
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "AgentEnvGym": ("agentenv_rl.gym_env", "AgentEnvGym"),
+    "art_rollout": ("agentenv_rl.adapters.art", "art_rollout"),
     "AgentEnvTextEnv": ("agentenv_rl.adapters.skyrl", "AgentEnvTextEnv"),
     "register_skyrl": ("agentenv_rl.adapters.skyrl", "register"),
     "skyrl_rows": ("agentenv_rl.adapters.skyrl", "skyrl_rows"),
@@ -49,6 +52,7 @@ __all__ = [
     "Trajectory",
     "agent_of_kind",
     "apply_assistant",
+    "art_rollout",
     "assistant_message",
     "base_episode",
     "fresh_episode",

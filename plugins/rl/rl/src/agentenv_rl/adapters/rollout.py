@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from agentenv_rl.adapters.chat import apply_assistant, openai_tools
@@ -33,16 +34,24 @@ class Trajectory:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-async def rollout(policy: Policy, task: str | Template, seed: int | None = None, *, max_turns: int = 64) -> Trajectory:
-    """Play one episode of `task` (BUNDLE[:TASK], a folder, a file, or a prepared Template) with `policy`."""
-    base = await asyncio.to_thread(base_episode, task, seed)  # the setup may run here: off the caller's loop
+async def rollout(
+    policy: Policy,
+    task: str | Template,
+    seed: int | None = None,
+    *,
+    max_turns: int = 64,
+    tools: Sequence[str] | None = None,
+) -> Trajectory:
+    """Play one episode of `task` (BUNDLE[:TASK], a folder, a file, or a prepared Template) with `policy`;
+    `tools=[…]` offers only those tools."""
+    base = await asyncio.to_thread(partial(base_episode, task, seed, tools=tools))  # setup may run: off the loop
     episode = base.fork()
     observation, _ = episode.reset()
-    tools = openai_tools(observation["tools"])
+    functions = openai_tools(observation["tools"])
     messages: list[dict[str, Any]] = [{"role": "user", "content": observation["prompt"]}]
     final: StepResult | None = None
     for _ in range(max_turns):
-        reply = policy(messages, tools)
+        reply = policy(messages, functions)
         message = await reply if inspect.isawaitable(reply) else reply
         messages.append(dict(message))
         tool_messages, final = apply_assistant(episode, message)  # tool calls take microseconds: stay on the loop
