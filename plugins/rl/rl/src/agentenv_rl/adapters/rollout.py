@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from agentenv_rl.adapters.chat import apply_assistant, openai_tools
-from agentenv_rl.adapters.starts import base_episode
+from agentenv_rl.adapters.starts import base_episode, ready_base
 from agentenv_rl.episode import StepResult, Template
 
 Policy = Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[str, Any] | Awaitable[dict[str, Any]]]
@@ -44,7 +44,9 @@ async def rollout(
 ) -> Trajectory:
     """Play one episode of `task` (BUNDLE[:TASK], a folder, a file, or a prepared Template) with `policy`;
     `tools=[…]` offers only those tools."""
-    base = await asyncio.to_thread(partial(base_episode, task, seed, tools=tools))  # setup may run: off the loop
+    base = ready_base(task, seed, tools=tools) or await asyncio.to_thread(
+        partial(base_episode, task, seed, tools=tools)
+    )
     episode = base.fork()
     observation, _ = episode.reset()
     functions = openai_tools(observation["tools"])
@@ -54,6 +56,9 @@ async def rollout(
         reply = policy(messages, functions)
         message = await reply if inspect.isawaitable(reply) else reply
         messages.append(dict(message))
+        if not message.get("tool_calls"):  # the answer: graded on this loop (a sync step would need a thread)
+            final = await episode.astep({"answer": str(message.get("content") or "")})
+            break
         tool_messages, final = apply_assistant(episode, message)  # tool calls take microseconds: stay on the loop
         messages.extend(tool_messages)
         if final is not None:

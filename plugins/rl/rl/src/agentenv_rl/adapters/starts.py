@@ -13,6 +13,23 @@ _TEMPLATES: dict[tuple[str, tuple[str, ...] | None, bool], Template] = {}
 _BASES: dict[tuple[str, tuple[str, ...] | None, bool, int | None], Episode] = {}
 
 
+def _key(
+    task: str, seed: int | None, tools: Sequence[str] | None, short_descriptions: bool
+) -> tuple[str, tuple[str, ...] | None, bool, int | None]:
+    return (task, None if tools is None else tuple(sorted(tools)), short_descriptions, seed)
+
+
+def ready_base(
+    task: str | Template,
+    seed: int | None = None,
+    *,
+    tools: Sequence[str] | None = None,
+    short_descriptions: bool = False,
+) -> Episode | None:
+    """The start `base_episode` would give, if it is set up already (else None: setting it up takes time)."""
+    return None if isinstance(task, Template) else _BASES.get(_key(task, seed, tools, short_descriptions))
+
+
 def base_episode(
     task: str | Template,
     seed: int | None = None,
@@ -25,8 +42,8 @@ def base_episode(
     with _LOCK:  # one setup at a time: concurrent first rollouts of a task wait for the same start
         if isinstance(task, Template):
             return Episode(task, seed)
-        options = (task, None if tools is None else tuple(sorted(tools)), short_descriptions)
-        key = (*options, seed)
+        key = _key(task, seed, tools, short_descriptions)
+        options = key[:3]
         if key not in _BASES:
             if options not in _TEMPLATES:
                 _TEMPLATES[options] = Template(task, tools=tools, short_descriptions=short_descriptions)
