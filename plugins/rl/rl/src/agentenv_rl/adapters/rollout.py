@@ -44,9 +44,9 @@ async def rollout(
 ) -> Trajectory:
     """Play one episode of `task` (BUNDLE[:TASK], a folder, a file, or a prepared Template) with `policy`;
     `tools=[…]` offers only those tools."""
-    base = ready_base(task, seed, tools=tools) or await asyncio.to_thread(
-        partial(base_episode, task, seed, tools=tools)
-    )
+    base = ready_base(task, seed, tools=tools)
+    if base is None:  # the task's setup runs: off the caller's loop
+        base = await asyncio.to_thread(partial(base_episode, task, seed, tools=tools))
     episode = base.fork()
     observation, _ = episode.reset()
     functions = openai_tools(observation["tools"])
