@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from agentenv_openenv import __version__
-from agentenv_openenv.mcp import PARSE_ERROR
+from agentenv_openenv.mcp import PARSE_ERROR, McpEndpoint
 from agentenv_openenv.sessions import CapacityError, Session, SessionPool, error
 
 OBSERVATION_SCHEMA = {
@@ -88,6 +88,7 @@ def openapi_document(template: Template) -> dict[str, Any]:
 def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
     """The app; the task's setup for its default seed runs before it answers healthy."""
     pool = SessionPool(template, max_sessions)
+    pool.mcp = McpEndpoint(pool)
     pool.prepare()
     shared: list[Session] = []
 
@@ -136,7 +137,7 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
             return JSONResponse(
                 {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "parse error"}}
             )
-        return JSONResponse(await pool.mcp.handle(message))
+        return JSONResponse(await pool.mcp_actions().handle(message))
 
     async def openapi(request: Request) -> JSONResponse:
         return JSONResponse(openapi_document(template))

@@ -15,12 +15,11 @@ raises; over JSON-RPC they are error responses whose `data` holds the world's er
 from __future__ import annotations
 
 import uuid
-from collections.abc import Coroutine
 from typing import Any
 
 from agentenv_rl.api import Episode, EpisodeError, StepResult
 
-from agentenv_openenv.sessions import CapacityError, Session, SessionPool
+from agentenv_openenv.sessions import Answer, CapacityError, Session, SessionPool
 
 SUBMIT = "submit_answer"
 MCP_ACTIONS = frozenset({"list_tools", "call_tool"})
@@ -105,7 +104,7 @@ async def astep(session: Session, action: dict[str, Any]) -> dict[str, Any]:
     return _called(str(name), await session.episode.astep(_plain(name, action.get("arguments", {}), session.episode)))
 
 
-def answer_step(session: Session, action: dict[str, Any]) -> dict[str, Any] | Coroutine[Any, Any, Any]:
+def answer_step(session: Session, action: dict[str, Any]) -> Answer:
     """The WebSocket reply to an MCP action: now, or a coroutine giving it (grading a final answer)."""
     ready = step_now(session, action)
     if ready is not None:
@@ -123,6 +122,12 @@ class McpEndpoint:
     def __init__(self, pool: SessionPool) -> None:
         self.pool = pool
         self.sessions: dict[str, Session] = {}
+
+    def answer_step(self, session: Session, action: dict[str, Any]) -> Answer:
+        return answer_step(session, action)
+
+    async def astep(self, session: Session, action: dict[str, Any]) -> dict[str, Any]:
+        return await astep(session, action)
 
     async def handle(self, request: Any, own: Session | None = None) -> dict[str, Any]:
         if (

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 from agentenv_rl.api import Episode, EpisodeError, StepResult, Template
 
@@ -22,6 +22,16 @@ Reply = dict[str, Any] | str | None
 """A message to send back (a dict, or its JSON text when already encoded), or None: the client asked to close."""
 Answer = Reply | Coroutine[Any, Any, Reply]
 """A reply now, or a coroutine that gives it."""
+
+
+class McpActions(Protocol):
+    """OpenEnv's MCP mode as sessions reach it (implemented by `agentenv_openenv.mcp.McpEndpoint`)."""
+
+    def answer_step(self, session: Session, action: dict[str, Any]) -> Answer: ...
+
+    def astep(self, session: Session, action: dict[str, Any]) -> Coroutine[Any, Any, dict[str, Any]]: ...
+
+    def handle(self, request: Any, own: Session | None = None) -> Coroutine[Any, Any, dict[str, Any]]: ...
 
 
 class CapacityError(RuntimeError):
@@ -78,9 +88,7 @@ class Session:
                 if not isinstance(data, dict):
                     return error('a step message needs "data": the action object', "VALIDATION_ERROR")
                 if data.get("type") is not None:  # OpenEnv's MCP actions (list_tools, call_tool)
-                    from agentenv_openenv.mcp import answer_step
-
-                    return answer_step(self, data)
+                    return self.pool.mcp_actions().answer_step(self, data)
                 stepped = self.episode.step_now(data)
                 if stepped is None:
                     return self.later(self.step(data), "observation")
@@ -88,7 +96,7 @@ class Session:
             if kind == "state":
                 return {"type": "state", "data": self.state()}
             if kind == "mcp":  # JSON-RPC on this connection's own session
-                return self.later(self.pool.mcp.handle(data, self), "mcp")
+                return self.later(self.pool.mcp_actions().handle(data, self), "mcp")
             if kind == "close":
                 return None
             return error(f"Unknown message type: {kind}", "UNKNOWN_TYPE")
@@ -127,9 +135,7 @@ class Session:
 
     async def step(self, action: dict[str, Any]) -> dict[str, Any]:
         if action.get("type") is not None:  # OpenEnv's MCP actions (list_tools, call_tool)
-            from agentenv_openenv.mcp import astep
-
-            return await astep(self, action)
+            return await self.pool.mcp_actions().astep(self, action)
         return _observed(await self.episode.astep(action))
 
     def state(self) -> dict[str, Any]:
@@ -144,10 +150,8 @@ class SessionPool:
         self._setup = asyncio.Lock()
         self._encoded_tools: dict[int, tuple[list[Any], str]] = {}
         """id of a start's tool list → (the list, kept so the id stays its own; its JSON text)."""
-        from agentenv_openenv.mcp import McpEndpoint
-
-        self.mcp = McpEndpoint(self)
-        """JSON-RPC (`/mcp`, and `{"type": "mcp"}` messages on `/ws`) over this pool's sessions."""
+        self.mcp: McpActions | None = None
+        """OpenEnv's MCP mode over this pool's sessions (`agentenv_openenv.mcp.McpEndpoint`, set by the app)."""
 
     def prepare(self) -> None:
         """Run the setup for the default seed before the server says it is healthy."""
@@ -178,6 +182,11 @@ class SessionPool:
         members = '"tools": ' + cached[1] + ("" if tail.startswith("}") else ", ")
         return '{"type":"observation","data":' + head + marker + members + tail + "}"
 
+    def mcp_actions(self) -> McpActions:
+        if self.mcp is None:
+            raise EpisodeError("bad action: this server has no MCP mode (list_tools, call_tool, mcp messages)")
+        return self.mcp
+
     def open(self) -> Session:
         """A new session on a fork of the default seed's start (prepared before the server answers)."""
         if self.active >= self.max_sessions:
@@ -195,4 +204,4 @@ class SessionPool:
         self.template.close()
 
 
-__all__ = ["Answer", "CapacityError", "EpisodeError", "Reply", "Session", "SessionPool", "error"]
+__all__ = ["Answer", "CapacityError", "EpisodeError", "McpActions", "Reply", "Session", "SessionPool", "error"]
