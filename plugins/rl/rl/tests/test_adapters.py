@@ -165,3 +165,19 @@ def test_the_trl_environment_class_types_its_tools_from_their_schemas() -> None:
     bad = json.loads(wrong.issue_refund(order_id="ORD-5001", amount="lots", reason="x"))  # type: ignore[attr-defined]
     assert bad["ok"] is False and bad["error"]["code"] == "invalid_arguments"
     assert wrong.get_reward() < 1.0
+
+
+def test_tool_trimming_offers_only_the_chosen_tools_and_refuses_the_rest() -> None:
+    from agentenv_rl.api import EpisodeError, make
+
+    episode = make("support-refund", tools=["get_ticket", "issue_refund"], short_descriptions=True)
+    observation, _ = episode.reset()
+    assert sorted(t["name"] for t in observation["tools"]) == ["get_ticket", "issue_refund"]  # in the world's order
+    assert all(". " not in t["description"] for t in observation["tools"])
+    before = episode.state()["state_digest"]
+    refused = episode.step({"tool": "send_email", "arguments": {"to": ["x@example.com"], "subject": "s", "body": "b"}})
+    assert refused.observation["ok"] is False and refused.observation["error"]["code"] == "forbidden"
+    assert episode.state()["state_digest"] == before  # nothing changed
+    episode.close()
+    with pytest.raises(EpisodeError, match=r"tools=\['no_such_tool'\] are not tools of role"):
+        make("support-refund", tools=["get_ticket", "no_such_tool"])

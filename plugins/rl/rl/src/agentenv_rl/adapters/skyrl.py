@@ -14,6 +14,7 @@ A dataset row names the task in `extras` (`{"task": "support-refund", "seed": 7,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
@@ -80,7 +81,7 @@ class AgentEnvTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no 
 
 
 def skyrl_rows(
-    task: str, seeds: list[int] | None = None, *, max_turns: int = DEFAULT_MAX_TURNS
+    task: str, seeds: Sequence[int] | None = None, *, max_turns: int = DEFAULT_MAX_TURNS
 ) -> list[dict[str, Any]]:
     """SkyRL dataset rows for `task`: the prompt, `env_class="agentenv"` and the `extras` the environment reads."""
     chosen: list[int | None] = list(seeds) if seeds else [None]
