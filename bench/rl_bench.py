@@ -1,16 +1,22 @@
 """RL benchmarks (the training-environments issue), in one script, on this machine.
 
-Run: .venv/bin/python bench/rl_bench.py [--only state,episode,openenv,ray]
+Run: .venv/bin/python bench/rl_bench.py [--only state,episode,adapters,openenv,ray]
 
 - episode (support-refund, the solver's actions as a fixed script): reset + 4 steps + reward, episodes/s in
   one process and with 2 worker processes (target ≥ 1,000/s with 2 workers); baseline: `agentenv run`'s own
   rollouts (`TaskRunner`, scripted agent, one process), measured here too.
+- adapters (support-refund solved, 4 steps an episode: 3 tool calls and the answer): steps/s through each trainer
+  adapter that runs in this workspace's venv (async `rollout`, TRL's `environment_factory` class and
+  `TaskReward`, the SkyRL text path: `assistant_message` + `apply_assistant` on generated text, as
+  `AgentEnvTextEnv.step` does) against the direct episode API (fork, reset, `step`) in the same run (goal ≥ 0.8x).
 - openenv: `agentenv openenv serve support-refund` against OpenEnv's echo environment on OpenEnv's own server
   (`bench/openenv_echo_server.py`, run in a venv made from $AGENTENV_WHEELHOUSE), driven by the same WebSocket
   client in this process: cold start to healthy (target ≤ 1 s; both with bytecode compiled, as installs have it,
   probed every 5 ms over a plain socket), step round-trip and steps/s with 32 sessions (target ≥ 2× theirs),
   medians of 5 alternating rounds, each 32 new sessions of a reset and 50 steps. Our step is a `get_ticket` tool
   call through the world (SQL, RBAC, trajectory); theirs echoes a string.
+  The same server is measured in MCP mode too (`call_tool` actions, as `MCPToolClient` sends them; goal ≥ 2x
+  theirs).
 - ray: `agentenv run support-refund -k N --runner ray` rollouts/s on a local Ray with 2 CPUs against 1 CPU
   (target ≥ 1.8x; median of 3 runs of 500 rollouts per CPU), and RayEpisodes (32 slots on 2 actors against 1)
   episodes/s. Beside it, the machine's own ceiling: two processes of pure CPU work against one.
@@ -36,7 +42,7 @@ from typing import Any
 from agentenv_runtime.world.build import build_world
 from agentenv_runtime.world.world import World
 
-SECTIONS = ("state", "episode", "openenv", "ray")
+SECTIONS = ("state", "episode", "adapters", "openenv", "ray")
 
 
 def median_seconds(
@@ -227,6 +233,92 @@ def bench_episode() -> None:
     )
 
 
+def bench_adapters(episodes: int = 300) -> None:
+    import asyncio
+    import json
+    import tempfile
+
+    from agentenv_rl.api import TaskReward, apply_assistant, assistant_message, fresh_episode, rollout, trl_environment
+
+    os.chdir(tempfile.mkdtemp(prefix="rl-bench-adapters-"))
+    calls = [action for action in SOLVED if "tool" in action]
+    answer = SOLVED[-1]["answer"]
+    steps = episodes * len(SOLVED)
+
+    def direct(count: int) -> None:
+        for _ in range(count):
+            episode = fresh_episode("support-refund")
+            for action in SOLVED:
+                result = episode.step(action)
+            assert result.reward == 1.0
+
+    def call(index: int, action: dict[str, Any]) -> dict[str, Any]:
+        function = {"name": action["tool"], "arguments": json.dumps(action["arguments"])}
+        return {"id": f"c{index}", "type": "function", "function": function}
+
+    conversation = [{"role": "assistant", "content": None, "tool_calls": [call(i, a)]} for i, a in enumerate(calls)]
+    conversation.append({"role": "assistant", "content": answer})
+
+    def through_rollout(count: int) -> None:
+        async def policy(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+            return conversation[sum(1 for m in messages if m["role"] == "assistant")]
+
+        async def many() -> None:  # a trainer's rollouts share its event loop
+            for _ in range(count):
+                assert (await rollout(policy, "support-refund")).reward == 1.0
+
+        asyncio.run(many())
+
+    environment = trl_environment("support-refund")
+
+    def through_trl_environment(count: int) -> None:
+        for _ in range(count):
+            instance = environment()
+            instance.reset()
+            for action in calls:
+                getattr(instance, action["tool"])(**action["arguments"])
+            instance.submit_answer(answer)
+            assert instance.get_reward() == 1.0
+
+    reward = TaskReward("support-refund")
+
+    def through_task_reward(count: int) -> None:
+        assert reward(completions=[conversation] * count) == [1.0] * count
+
+    texts = [
+        "<tool_call>" + json.dumps({"name": a["tool"], "arguments": a["arguments"]}) + "</tool_call>" for a in calls
+    ]
+
+    def through_text(count: int) -> None:
+        for _ in range(count):
+            episode = fresh_episode("support-refund")
+            for text in [*texts, answer]:
+                _, final = apply_assistant(episode, assistant_message(text))
+            assert final is not None and final.reward == 1.0
+
+    ways: dict[str, Callable[[int], None]] = {
+        "direct episode API": direct,
+        "rollout() (async, chat messages)": through_rollout,
+        "TRL environment_factory class": through_trl_environment,
+        "TRL TaskReward (replayed completion)": through_task_reward,
+        "SkyRL text path (<tool_call> parsing)": through_text,
+    }
+    for way in ways.values():  # warm up: each start is set up once per process
+        way(2)
+    rates: dict[str, list[float]] = {name: [] for name in ways}
+    for _ in range(3):  # alternating rounds, so a busy spell of the machine hits every way alike
+        for name, way in ways.items():
+            started = time.perf_counter()
+            way(episodes // 3)
+            rates[name].append((episodes // 3) * len(SOLVED) / (time.perf_counter() - started))
+    base = statistics.median(rates["direct episode API"])
+    print(f"support-refund, {steps:,} steps per way in 3 alternating rounds (medians):")
+    for name, measured in rates.items():
+        rate = statistics.median(measured)
+        verdict = "" if name.startswith("direct") else f" (goal ≥ 0.8x: {'met' if rate >= 0.8 * base else 'NOT met'})"
+        print(f"  {name}: {rate:,.0f} steps/s, {rate / base:.2f}x direct{verdict}")
+
+
 def free_port() -> int:
     import socket
 
@@ -361,6 +453,10 @@ def bench_openenv(rounds: int = 5) -> None:
     python = openenv_python()
     servers: dict[str, tuple[list[str], dict[str, Any]]] = {
         "ours": ([agentenv, "openenv", "serve", "support-refund"], {"tool": "get_ticket", "arguments": TICKET}),
+        "ours (MCP mode)": (
+            [agentenv, "openenv", "serve", "support-refund"],
+            {"type": "call_tool", "tool_name": "get_ticket", "arguments": TICKET},
+        ),
     }
     if python is not None:
         servers["theirs"] = ([python, str(here / "openenv_echo_server.py")], {"message": "hello"})
@@ -369,7 +465,7 @@ def bench_openenv(rounds: int = 5) -> None:
         ports, starts, pids = {}, {}, {}
         for name, (command, _) in servers.items():
             ports[name] = free_port()
-            flag = ["--port", str(ports[name])] if name == "ours" else [str(ports[name])]
+            flag = ["--port", str(ports[name])] if name.startswith("ours") else [str(ports[name])]
             process, starts[name] = cold_start([*command, *flag], ports[name], scratch)
             pids[name] = process.pid
             stack.callback(process.wait)
@@ -412,6 +508,12 @@ def bench_openenv(rounds: int = 5) -> None:
         f"  ours vs theirs: {rate['ours'] / rate['theirs']:.1f}x the steps/s (target ≥ 2x: {verdict}; rounds: {each}), "
         f"{rt['theirs'] / rt['ours']:.1f}x faster round-trips, {cpu['theirs'] / cpu['ours']:.1f}x less server CPU "
         "per step"
+    )
+    mcp = rate["ours (MCP mode)"]
+    verdict = "met" if mcp >= 2 * rate["theirs"] else "NOT met"
+    print(
+        f"  ours in MCP mode (call_tool actions): {mcp:,.0f} steps/s, {mcp / rate['theirs']:.1f}x theirs (target ≥ 2x: "
+        f"{verdict}), server CPU {cpu['ours (MCP mode)'] * 1e6:.0f} µs per step"
     )
     theirs_rate = statistics.median(r[1] for r in library["theirs"])
     ours_rate = statistics.median(r[1] for r in library["ours"])
@@ -495,6 +597,7 @@ def main(argv: list[str] | None = None) -> None:
     runs: dict[str, Callable[[], Any]] = {
         "state": bench_state,
         "episode": bench_episode,
+        "adapters": bench_adapters,
         "openenv": bench_openenv,
         "ray": bench_ray,
     }

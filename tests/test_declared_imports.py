@@ -69,11 +69,21 @@ def imported_top_levels(source: Path) -> set[str]:
     return found
 
 
+BROUGHT_BY_THE_USER = {
+    "agentenv-rl": {"skyrl_gym", "art"},
+}
+"""Trainer packages that one adapter module each imports (`agentenv_rl.adapters.skyrl`, `.art`, loaded only when
+asked for) and that the user of that trainer already has. They are not extras on purpose: an `art` extra
+(openpipe-art) adds 1,130 lines to uv.lock and forks the workspace's openai for Python >= 3.12, and the trainers
+are tested in venvs of their own (agentenv-rl's tests/test_frameworks.py), never installed into the workspace."""
+
+
 def undeclared(project: Path) -> list[str]:
     own, names = declared(project)
     problems = []
     for source in sorted((project / "src").rglob("*.py")):
-        for module in sorted(imported_top_levels(source) - own_packages(project) - set(sys.stdlib_module_names)):
+        modules = imported_top_levels(source) - own_packages(project) - set(sys.stdlib_module_names)
+        for module in sorted(modules - BROUGHT_BY_THE_USER.get(own, set())):
             owners = providers().get(module, set())
             if owners & names or own in owners:
                 continue

@@ -1,4 +1,5 @@
-"""Servers under test run in a scratch folder (their run stores live there), without outer plugin filters."""
+"""Servers under test run in a scratch folder (their run stores live there), without outer plugin filters; OpenEnv's
+own client runs from a separate venv."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from agentenv_testing.installs import AGENTENV_VARS
 
 AGENTENV = Path(sys.executable).with_name("agentenv")
+OPENENV_CORE = "openenv-core==0.3.0"
 
 
 @pytest.fixture
@@ -51,3 +53,22 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., str]]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="session")
+def openenv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv with OpenEnv's client only, installed offline from the wheelhouse `.ci/run` fills."""
+    wheelhouse = Path(os.environ.get("AGENTENV_WHEELHOUSE", "/nonexistent"))
+    if not any(wheelhouse.glob("openenv_core-*.whl")):
+        pytest.skip("OpenEnv's client wheels are not in $AGENTENV_WHEELHOUSE (.ci/run downloads them)")
+    venv = tmp_path_factory.mktemp("openenv") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(wheelhouse), OPENENV_CORE],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert install.returncode == 0, install.stderr[-3000:]
+    return python

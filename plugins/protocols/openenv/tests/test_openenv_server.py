@@ -16,7 +16,6 @@ import httpx
 import pytest
 import websockets
 
-OPENENV_CORE = "openenv-core==0.3.0"
 SOLVED: list[dict[str, Any]] = json.loads(
     '[{"tool": "issue_refund", "arguments": {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged"}},'
     ' {"tool": "close_ticket", "arguments": {"ticket_id": "TCK-9001", "resolution": "Refunded 89.99."}},'
@@ -109,25 +108,6 @@ async def main(url, actions):
 
 asyncio.run(main(sys.argv[1], json.loads(sys.argv[2])))
 """
-
-
-@pytest.fixture(scope="module")
-def openenv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A venv with OpenEnv's client only, installed offline from the wheelhouse `.ci/run` fills."""
-    wheelhouse = Path(os.environ.get("AGENTENV_WHEELHOUSE", "/nonexistent"))
-    if not any(wheelhouse.glob("openenv_core-*.whl")):
-        pytest.skip("OpenEnv's client wheels are not in $AGENTENV_WHEELHOUSE (.ci/run downloads them)")
-    venv = tmp_path_factory.mktemp("openenv") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(wheelhouse), OPENENV_CORE],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert install.returncode == 0, install.stderr[-3000:]
-    return python
 
 
 @pytest.mark.slow

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from typing import Any
 
 import pytest
-from agentenv_rl.adapters.rollout import Trajectory, rollout
-from agentenv_rl.adapters.trl import TaskReward
 from agentenv_rl.adapters.verifiers_env import AgentEnvToolEnv
+from agentenv_rl.api import (
+    TaskReward,
+    Trajectory,
+    assistant_message,
+    rollout,
+    tools_prompt,
+    trl_environment,
+    trl_rows,
+)
 
 SCRIPT = [
     ("issue_refund", {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged boots"}),
@@ -115,3 +123,61 @@ def test_the_trl_reward_replays_completions_into_fresh_forks() -> None:
     scores = reward(completions=completions, prompts=["p"] * 4)
     assert scores[0] == pytest.approx(1.0) == scores[3]
     assert 0 < scores[1] < 1 and scores[2] == 0.0
+
+
+def test_generated_text_reads_as_hermes_or_openai_tool_calls() -> None:
+    hermes = assistant_message(
+        '<think>plan</think>Let me look.\n<tool_call>\n{"name": "get_ticket", "arguments": {"ticket_id": "T"}}\n'
+        '</tool_call>\n<tool_call>{"name": "list_orders", "arguments": "{}"}</tool_call>'
+    )
+    assert hermes["content"] == "Let me look." and [c["function"]["name"] for c in hermes["tool_calls"]] == [
+        "get_ticket",
+        "list_orders",
+    ]
+    assert json.loads(hermes["tool_calls"][0]["function"]["arguments"]) == {"ticket_id": "T"}
+    fenced = assistant_message('```json\n{"name": "get_ticket", "arguments": {"ticket_id": "T"}}\n```')
+    assert fenced["tool_calls"][0]["function"]["name"] == "get_ticket"
+    message = {"tool_calls": [{"type": "function", "function": {"name": "a", "arguments": "{}"}}]}
+    assert assistant_message(json.dumps(message))["tool_calls"][0]["function"]["name"] == "a"
+    assert assistant_message("<think>hm</think> All done.") == {"role": "assistant", "content": "All done."}
+    assert assistant_message('{"answer": 42}') == {"role": "assistant", "content": '{"answer": 42}'}
+    unread = assistant_message("<tool_call>{oops</tool_call>")["tool_calls"][0]
+    assert unread["function"]["name"] is None and unread["function"]["arguments"] == "{oops"
+    assert "<tool_call>" in tools_prompt([{"type": "function", "function": {"name": "x"}}])
+
+
+def test_the_trl_environment_class_types_its_tools_from_their_schemas() -> None:
+    environment = trl_environment("support-refund")
+    refund = environment.issue_refund  # type: ignore[attr-defined]
+    parameters = inspect.signature(refund).parameters
+    assert list(parameters)[:4] == ["self", "order_id", "amount", "reason"]
+    assert parameters["amount"].annotation is float and parameters["order_id"].default is inspect.Parameter.empty
+    assert "Args:" in (refund.__doc__ or "") and "order_id:" in (refund.__doc__ or "")
+    send = inspect.signature(environment.send_email).parameters  # type: ignore[attr-defined]
+    assert send["to"].annotation == list[str]
+    instance = environment()
+    assert instance.reset(**trl_rows("support-refund")[0]) is None
+    for name, arguments in SCRIPT:
+        assert json.loads(getattr(instance, name)(**arguments))["ok"]
+    assert instance.get_reward() == pytest.approx(1.0)
+    wrong = environment()
+    wrong.reset()
+    bad = json.loads(wrong.issue_refund(order_id="ORD-5001", amount="lots", reason="x"))  # type: ignore[attr-defined]
+    assert bad["ok"] is False and bad["error"]["code"] == "invalid_arguments"
+    assert wrong.get_reward() < 1.0
+
+
+def test_tool_trimming_offers_only_the_chosen_tools_and_refuses_the_rest() -> None:
+    from agentenv_rl.api import EpisodeError, make
+
+    episode = make("support-refund", tools=["get_ticket", "issue_refund"], short_descriptions=True)
+    observation, _ = episode.reset()
+    assert sorted(t["name"] for t in observation["tools"]) == ["get_ticket", "issue_refund"]  # in the world's order
+    assert all(". " not in t["description"] for t in observation["tools"])
+    before = episode.state()["state_digest"]
+    refused = episode.step({"tool": "send_email", "arguments": {"to": ["x@example.com"], "subject": "s", "body": "b"}})
+    assert refused.observation["ok"] is False and refused.observation["error"]["code"] == "forbidden"
+    assert episode.state()["state_digest"] == before  # nothing changed
+    episode.close()
+    with pytest.raises(EpisodeError, match=r"tools=\['no_such_tool'\] are not tools of role"):
+        make("support-refund", tools=["get_ticket", "no_such_tool"])

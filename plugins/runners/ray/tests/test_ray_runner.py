@@ -104,3 +104,23 @@ def test_batched_episodes_on_ray_actors_step_independently(cluster: Any, tmp_pat
         batch.close()
     finally:
         ray.shutdown()
+
+
+LOCAL = """
+import json, ray
+from agentenv_ray.runner import connect
+started = connect(None, 1)
+print(json.dumps({"started": started, "gcs": ray.get_runtime_context().gcs_address}))
+ray.shutdown()
+"""
+
+
+def test_without_an_address_a_local_ray_starts_even_beside_another_cluster(cluster: Any, tmp_path: Path) -> None:
+    """`ray.init(num_cpus=…)` joined the cluster RAY_ADDRESS names (or `ray start` left) and then refused num_cpus."""
+    env = {**os.environ, "RAY_ADDRESS": cluster.address}
+    proc = subprocess.run(
+        [sys.executable, "-c", LOCAL], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["started"] is True and seen["gcs"] != cluster.address

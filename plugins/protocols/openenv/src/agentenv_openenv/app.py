@@ -5,6 +5,10 @@ HTTP (Starlette): `POST /reset`, `POST /step` (`{"action": {...}}`), `GET /state
 `/ws`: one session per connection, messages `{"type": "reset"|"step"|"state"|"close", "data": {...}}`, answered
 with `{"type": "observation"|"state"|"error", "data": {...}}`, as OpenEnv's clients expect.
 
+OpenEnv's MCP mode (`agentenv_openenv.mcp`): `list_tools` / `call_tool` actions on any session, `POST /mcp`
+(JSON-RPC) and `{"type": "mcp"}` messages on `/ws`. `GET /openapi.json` describes the HTTP routes, which is how
+`openenv validate --url` tells the server's mode.
+
 `agentenv openenv serve` answers `/ws` on the connection itself (`agentenv_openenv.socket`); this app's own
 `/ws`, on plain ASGI messages, is what another ASGI server would use. Both answer through `Session.answer`.
 """
@@ -24,6 +28,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from agentenv_openenv import __version__
+from agentenv_openenv.mcp import PARSE_ERROR, McpEndpoint
 from agentenv_openenv.sessions import CapacityError, Session, SessionPool, error
 
 OBSERVATION_SCHEMA = {
@@ -57,9 +62,34 @@ STATE_SCHEMA = {
 }
 
 
+OPENENV_HTTP_VERSION = "1.0.0"
+"""The OpenEnv HTTP API these routes implement (`openenv validate` reads profile `openenv-http/1.x` from it)."""
+ROUTES = {
+    "/reset": ("post", "Start a new episode (body: seed?, episode_id?) on the shared HTTP session"),
+    "/step": ("post", 'Step the shared HTTP session: {"action": ACTION}'),
+    "/state": ("get", "The shared HTTP session's state"),
+    "/health": ("get", "Healthy once the task's start state is ready"),
+    "/schema": ("get", "JSON Schemas of the action, observation and state"),
+    "/metadata": ("get", "Name, description and version of the environment"),
+    "/mcp": ("post", "MCP JSON-RPC: tools/list, tools/call, openenv/session/create, openenv/session/close"),
+}
+
+
+def openapi_document(template: Template) -> dict[str, Any]:
+    """A small OpenAPI 3.1 document of the HTTP routes (`/ws` is a WebSocket, outside OpenAPI)."""
+    paths = {
+        path: {method: {"summary": summary, "responses": {"200": {"description": "OK"}}}}
+        for path, (method, summary) in ROUTES.items()
+    }
+    title = f"{template.bundle}:{template.task.name}" if template.bundle else template.task.name
+    info = {"title": title, "version": OPENENV_HTTP_VERSION, "x-agentenv-openenv-version": __version__}
+    return {"openapi": "3.1.0", "info": info, "paths": paths}
+
+
 def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
     """The app; the task's setup for its default seed runs before it answers healthy."""
     pool = SessionPool(template, max_sessions)
+    pool.mcp = McpEndpoint(pool)
     pool.prepare()
     shared: list[Session] = []
 
@@ -100,6 +130,18 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
         return JSONResponse(
             {"action": Action.model_json_schema(), "observation": OBSERVATION_SCHEMA, "state": STATE_SCHEMA}
         )
+
+    async def mcp(request: Request) -> JSONResponse:
+        try:
+            message = json.loads(await request.body())
+        except ValueError:
+            return JSONResponse(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "parse error"}}
+            )
+        return JSONResponse(await pool.mcp_actions().handle(message))
+
+    async def openapi(request: Request) -> JSONResponse:
+        return JSONResponse(openapi_document(template))
 
     async def metadata(request: Request) -> JSONResponse:
         task = template.task
@@ -162,6 +204,8 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
         Route("/health", health, methods=["GET"]),
         Route("/schema", schema, methods=["GET"]),
         Route("/metadata", metadata, methods=["GET"]),
+        Route("/mcp", mcp, methods=["POST"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
     ]
     return OpenEnvApp(pool, Starlette(routes=routes, lifespan=lifespan), ws)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 from agentenv_rl.api import Episode, EpisodeError, StepResult, Template
 from agentenv_runtime import JsonRefused, loads_request
@@ -23,6 +23,16 @@ Reply = dict[str, Any] | str | None
 """A message to send back (a dict, or its JSON text when already encoded), or None: the client asked to close."""
 Answer = Reply | Coroutine[Any, Any, Reply]
 """A reply now, or a coroutine that gives it."""
+
+
+class McpActions(Protocol):
+    """OpenEnv's MCP mode as sessions reach it (implemented by `agentenv_openenv.mcp.McpEndpoint`)."""
+
+    def answer_step(self, session: Session, action: dict[str, Any]) -> Answer: ...
+
+    def astep(self, session: Session, action: dict[str, Any]) -> Coroutine[Any, Any, dict[str, Any]]: ...
+
+    def handle(self, request: Any, own: Session | None = None) -> Coroutine[Any, Any, dict[str, Any]]: ...
 
 
 class CapacityError(RuntimeError):
@@ -73,24 +83,29 @@ class Session:
                 options = data if isinstance(data, dict) else {}
                 ready = self.reset_now(options)
                 if ready is None:
-                    return self._later(self.reset(options), "observation")
+                    return self.later(self.reset(options), "observation")
                 return self.pool.encode_reset(ready)
             if kind == "step":
                 if not isinstance(data, dict):
                     return error('a step message needs "data": the action object', "VALIDATION_ERROR")
+                if data.get("type") is not None:  # OpenEnv's MCP actions (list_tools, call_tool)
+                    return self.pool.mcp_actions().answer_step(self, data)
                 stepped = self.episode.step_now(data)
                 if stepped is None:
-                    return self._later(self.step(data), "observation")
+                    return self.later(self.step(data), "observation")
                 return {"type": "observation", "data": _observed(stepped)}
             if kind == "state":
                 return {"type": "state", "data": self.state()}
+            if kind == "mcp":  # JSON-RPC on this connection's own session
+                return self.later(self.pool.mcp_actions().handle(data, self), "mcp")
             if kind == "close":
                 return None
             return error(f"Unknown message type: {kind}", "UNKNOWN_TYPE")
         except EpisodeError as exc:
             return _refusal(exc)
 
-    async def _later(self, pending: Coroutine[Any, Any, dict[str, Any]], kind: str) -> Reply:
+    async def later(self, pending: Coroutine[Any, Any, dict[str, Any]], kind: str) -> Reply:
+        """The reply `{"type": kind, "data": …}` once `pending` is done; a refusal becomes an error reply."""
         try:
             return {"type": kind, "data": await pending}
         except EpisodeError as exc:
@@ -120,6 +135,8 @@ class Session:
         return ready
 
     async def step(self, action: dict[str, Any]) -> dict[str, Any]:
+        if action.get("type") is not None:  # OpenEnv's MCP actions (list_tools, call_tool)
+            return await self.pool.mcp_actions().astep(self, action)
         return _observed(await self.episode.astep(action))
 
     def state(self) -> dict[str, Any]:
@@ -134,6 +151,8 @@ class SessionPool:
         self._setup = asyncio.Lock()
         self._encoded_tools: dict[int, tuple[list[Any], str]] = {}
         """id of a start's tool list → (the list, kept so the id stays its own; its JSON text)."""
+        self.mcp: McpActions | None = None
+        """OpenEnv's MCP mode over this pool's sessions (`agentenv_openenv.mcp.McpEndpoint`, set by the app)."""
 
     def prepare(self) -> None:
         """Run the setup for the default seed before the server says it is healthy."""
@@ -164,6 +183,11 @@ class SessionPool:
         members = '"tools": ' + cached[1] + ("" if tail.startswith("}") else ", ")
         return '{"type":"observation","data":' + head + marker + members + tail + "}"
 
+    def mcp_actions(self) -> McpActions:
+        if self.mcp is None:
+            raise EpisodeError("bad action: this server has no MCP mode (list_tools, call_tool, mcp messages)")
+        return self.mcp
+
     def open(self) -> Session:
         """A new session on a fork of the default seed's start (prepared before the server answers)."""
         if self.active >= self.max_sessions:
@@ -181,4 +205,4 @@ class SessionPool:
         self.template.close()
 
 
-__all__ = ["Answer", "CapacityError", "EpisodeError", "Reply", "Session", "SessionPool", "error"]
+__all__ = ["Answer", "CapacityError", "EpisodeError", "McpActions", "Reply", "Session", "SessionPool", "error"]

@@ -15,7 +15,7 @@ import dataclasses
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,9 +46,12 @@ DEFAULT_MAX_STEPS = 100
 
 class Action(BaseModel):
     """What a policy does in one step: call a tool (`tool`, `arguments`), `say` something to the task's simulated
-    user (its reply is the observation), or give the final `answer`."""
+    user (its reply is the observation), or give the final `answer`.
 
-    model_config = ConfigDict(extra="forbid")
+    Its JSON Schema is titled `AgentEnvAction`: clients such as verifiers' OpenEnv taskset treat a schema titled
+    plain `Action` as OpenEnv's own generic action and would send the wrong shape."""
+
+    model_config = ConfigDict(extra="forbid", title="AgentEnvAction")
 
     tool: str | None = Field(None, min_length=1, description="The tool to call, as the task's agent role.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments.")
@@ -116,6 +119,8 @@ class Template:
         max_steps: int = DEFAULT_MAX_STEPS,
         shaping: bool = False,
         record: bool = False,
+        tools: Sequence[str] | None = None,
+        short_descriptions: bool = False,
     ) -> None:
         self.host = host or get_host()
         self.config = config or load_config()
@@ -133,6 +138,9 @@ class Template:
         self.user_step: str | None = str(user_step) if user_step else None
         """The setup step whose resource plays the user (prompt_agent's `simulated_user`), if any."""
         self.max_steps, self.shaping, self.record = max_steps, shaping, record
+        self.offered: frozenset[str] | None = None if tools is None else frozenset(tools)
+        """The tools episodes offer (None: all of the role's); a call to another is refused and changes nothing."""
+        self.short_descriptions = short_descriptions
         self.loop = asyncio.new_event_loop()
         self.loop_lock = threading.Lock()
         self.starts: dict[int, Start] = {}
@@ -179,10 +187,24 @@ class Template:
         ctx.outputs[self.split.agent.id] = {"kind": "policy", "role": role, "env": self.split.world_step}
         prompt = str(self.split.prompt.fields["prompt"]).replace("{seed}", str(seed)).replace("{run_id}", ctx.run_id)
         digest = world.state_digest()  # first: the checkpoint then carries the digest's machinery
-        tools = world.list_tools(role)
+        tools = self._offer(world.list_tools(role))
         return Start(
             seed, ctx, world, world.checkpoint(), world.trajectory.copy(), dict(ctx.outputs), prompt, tools, digest
         )
+
+    def _offer(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The role's tools trimmed to `tools=[…]`, descriptions cut to their first sentence if asked."""
+        if self.offered is not None:
+            missing = sorted(self.offered - {t["name"] for t in tools})
+            if missing:
+                known = ", ".join(sorted(t["name"] for t in tools))
+                raise EpisodeError(
+                    f"{self.task.path}: tools={missing} are not tools of role {self.role!r}; choose from: {known}"
+                )
+            tools = [t for t in tools if t["name"] in self.offered]
+        if self.short_descriptions:
+            tools = [{**t, "description": first_sentence(str(t.get("description") or ""))} for t in tools]
+        return tools
 
     async def agrade(self, ctx: RunContext, answer: str, user: str) -> tuple[float | None, dict[str, Any]]:
         """Run the verifiers on the world as it is, with `answer` as the agent's response."""
@@ -241,6 +263,14 @@ class Episode:
     @property
     def role(self) -> str:
         return self.template.role
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The tools this episode offers (MCP-style: name, description, inputSchema); known before `reset()`."""
+        return self._start.tools
+
+    def prompt(self) -> str:
+        """The task's prompt for this episode's seed (what `reset()` observes); known before `reset()`."""
+        return self._start.prompt
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """Back to the task's start state (restored, not set up again); returns (observation, info)."""
@@ -352,6 +382,15 @@ class Episode:
     def _tool(self, chosen: Action) -> dict[str, Any]:
         assert chosen.tool is not None
         self.step_count += 1
+        offered = self.template.offered
+        if offered is not None and chosen.tool not in offered:
+            message = f"{chosen.tool!r} is not offered in this episode; its tools are {', '.join(sorted(offered))}"
+            return {
+                "type": "tool_result",
+                "tool": chosen.tool,
+                "ok": False,
+                "error": {"code": "forbidden", "message": message},
+            }
         outcome = self.world.call(chosen.tool, chosen.arguments, role=self.role)
         return {"type": "tool_result", "tool": chosen.tool, **outcome.to_dict()}
 
@@ -448,6 +487,13 @@ class Episode:
             self.template.close()
 
 
+def first_sentence(text: str) -> str:
+    """The first sentence of a description (up to its first '. ' or line break), for shorter training prompts."""
+    text = " ".join(text.split("\n", 1)[0].split())
+    head, dot, _ = text.partition(". ")
+    return head + "." if dot else text
+
+
 def make(
     target: str | TaskFile,
     *,
@@ -455,13 +501,26 @@ def make(
     max_steps: int = DEFAULT_MAX_STEPS,
     shaping: bool = False,
     record: bool = False,
+    tools: Sequence[str] | None = None,
+    short_descriptions: bool = False,
     host: PluginHost | None = None,
     config: Config | None = None,
 ) -> Episode:
     """An episode of `BUNDLE[:TASK]`, a bundle folder or a task file; runs the task's setup for `seed` once.
 
-    With `record`, every finished episode is saved as a run (record and trajectory) for `agentenv runs export`."""
-    template = Template(target, host=host, config=config, max_steps=max_steps, shaping=shaping, record=record)
+    With `record`, every finished episode is saved as a run (record and trajectory) for `agentenv runs export`.
+    `tools=[…]` offers only those of the role's tools (for training: fewer prompt tokens); `short_descriptions`
+    cuts each description to its first sentence."""
+    template = Template(
+        target,
+        host=host,
+        config=config,
+        max_steps=max_steps,
+        shaping=shaping,
+        record=record,
+        tools=tools,
+        short_descriptions=short_descriptions,
+    )
     try:
         return Episode(template, seed)
     except BaseException:

@@ -24,13 +24,18 @@ def run_chunk(job: RolloutJob, cwd: str, environment: dict[str, str]) -> list[di
 
 
 def connect(address: str | None, workers: int) -> bool:
-    """Join the cluster at `address`, or start a local one; True when this call started Ray."""
+    """Join the cluster at `address`, or start a local one; True when this call started Ray.
+
+    Without an address the local instance is asked for by name (`address="local"`): `ray.init()` alone joins any
+    cluster it finds (`RAY_ADDRESS`, or one `ray start` left on the machine) and then refuses `num_cpus`."""
     import ray
 
     if ray.is_initialized():
         return False
     if address is None:
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        ray.init(
+            address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False
+        )
     else:
         ray.init(address=address, log_to_driver=False, configure_logging=False)
     return True

@@ -1,5 +1,8 @@
 """Episodes driven by chat messages: an assistant message's tool calls become steps, its text the final answer.
 
+`openai_tools` and `apply_assistant` are public (`agentenv_rl.api`): every adapter, and a user's own loop, goes
+through them.
+
 Trainers hold conversations in OpenAI's chat format; these helpers are the one translation between that format
 and episode actions, shared by the rollout function, the verifiers-style environment and the TRL reward.
 """
@@ -45,7 +48,13 @@ def apply_assistant(episode: Episode, message: Mapping[str, Any]) -> tuple[list[
     for call in calls:
         call_id = str(call.get("id") or f"call_{episode.step_count}")
         try:
-            action = {"tool": call["function"]["name"], "arguments": _arguments(call)}
+            name = call["function"]["name"]
+            if not isinstance(name, str) or not name:
+                raise ValueError(
+                    f"this tool call could not be read: {call['function'].get('arguments')!r}; write "
+                    '{"name": TOOL, "arguments": {...}}'
+                )
+            action = {"tool": name, "arguments": _arguments(call)}
             result = episode.step(action)
         except (KeyError, ValueError, EpisodeError) as exc:
             if episode.done:

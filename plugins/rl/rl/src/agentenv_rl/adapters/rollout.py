@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from agentenv_rl.adapters.chat import apply_assistant, openai_tools
-from agentenv_rl.episode import Episode, StepResult, Template
+from agentenv_rl.adapters.starts import base_episode, ready_base
+from agentenv_rl.episode import StepResult, Template
 
 Policy = Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[str, Any] | Awaitable[dict[str, Any]]]
-_LOCK = threading.Lock()
-_TEMPLATES: dict[str, Template] = {}
-_BASES: dict[tuple[str, int | None], Episode] = {}
 
 
 @dataclass
@@ -36,30 +34,31 @@ class Trajectory:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def _base(task: str | Template, seed: int | None) -> Episode:
-    with _LOCK:  # one setup at a time: concurrent first rollouts of a task wait for the same start
-        if isinstance(task, Template):
-            return Episode(task, seed)
-        key = (task, seed)
-        if key not in _BASES:
-            if task not in _TEMPLATES:
-                _TEMPLATES[task] = Template(task)
-            _BASES[key] = Episode(_TEMPLATES[task], seed)
-        return _BASES[key]
-
-
-async def rollout(policy: Policy, task: str | Template, seed: int | None = None, *, max_turns: int = 64) -> Trajectory:
-    """Play one episode of `task` (BUNDLE[:TASK], a folder, a file, or a prepared Template) with `policy`."""
-    base = await asyncio.to_thread(_base, task, seed)  # the setup may run here: off the caller's loop
+async def rollout(
+    policy: Policy,
+    task: str | Template,
+    seed: int | None = None,
+    *,
+    max_turns: int = 64,
+    tools: Sequence[str] | None = None,
+) -> Trajectory:
+    """Play one episode of `task` (BUNDLE[:TASK], a folder, a file, or a prepared Template) with `policy`;
+    `tools=[…]` offers only those tools."""
+    base = ready_base(task, seed, tools=tools)
+    if base is None:  # the task's setup runs: off the caller's loop
+        base = await asyncio.to_thread(partial(base_episode, task, seed, tools=tools))
     episode = base.fork()
     observation, _ = episode.reset()
-    tools = openai_tools(observation["tools"])
+    functions = openai_tools(observation["tools"])
     messages: list[dict[str, Any]] = [{"role": "user", "content": observation["prompt"]}]
     final: StepResult | None = None
     for _ in range(max_turns):
-        reply = policy(messages, tools)
+        reply = policy(messages, functions)
         message = await reply if inspect.isawaitable(reply) else reply
         messages.append(dict(message))
+        if not message.get("tool_calls"):  # the answer: graded on this loop (a sync step would need a thread)
+            final = await episode.astep({"answer": str(message.get("content") or "")})
+            break
         tool_messages, final = apply_assistant(episode, message)  # tool calls take microseconds: stay on the loop
         messages.extend(tool_messages)
         if final is not None:

@@ -1,18 +1,183 @@
-"""TRL's reward-function interface over a task: `GRPOTrainer(reward_funcs=[TaskReward("support-refund")])`.
+"""TRL's two ways to reward from a task: an `environment_factory` class, and a reward function.
 
-TRL calls reward functions with the batch's `completions` (conversational: a list of messages each) and the
-dataset's other columns as keyword arguments. Each completion is replayed into a fresh fork of the task's
-start (its tool calls run against the world, its last text is the answer) and rewarded with the task's
-verifiers' score. For live environment rollouts TRL's `rollout_func` talks to `agentenv openenv serve` through
-OpenEnv's client, which `agentenv-openenv` is tested against.
+`trl_environment(task)` builds the class `GRPOTrainer(environment_factory=…)` wants: its public methods are the
+role's tools, each typed and documented from the tool's JSON Schema (TRL renders tools from Python type hints
+and Google-style docstrings, through transformers' `get_json_schema`); `reset(**row)` starts a fresh fork of the
+task's start (the row's `seed` column picks the seed) and `get_reward()` grades the episode with the task's
+verifiers. The model's closing text never reaches an environment in TRL's loop, so the episode is graded with an
+empty answer unless the model called `submit_answer` (a task whose verifiers read the answer needs that tool).
+
+`TaskReward(task)` is the reward-function form (`reward_funcs=[TaskReward(…)]`): each conversational completion
+is replayed into a fresh fork of the start and rewarded with the verifiers' score.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+import json
+import keyword
+import types
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from agentenv_rl.adapters.chat import apply_assistant
-from agentenv_rl.episode import Episode, Template
+from agentenv_rl.adapters.starts import base_episode, fresh_episode
+from agentenv_rl.episode import Episode, StepResult, Template
+from agentenv_rl.split import EpisodeError
+
+SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "null": type(None)}
+RESERVED = frozenset({"reset", "get_reward"})
+"""Method names TRL reads as the environment's own, never as tools."""
+
+
+def python_type(schema: dict[str, Any]) -> Any:
+    """The Python type hint whose JSON Schema (as transformers derives it) matches `schema`, as near as hints go."""
+    if "enum" in schema and all(isinstance(v, str | int | float | bool) for v in schema["enum"]):
+        return Literal[tuple(schema["enum"])]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        members = [python_type({**schema, "type": k}) for k in kind]
+        union = members[0]
+        for member in members[1:]:
+            union = union | member
+        return union
+    if kind == "array":
+        items = schema.get("items")
+        return types.GenericAlias(list, (python_type(items),)) if isinstance(items, dict) and items else list
+    if kind == "object":
+        return dict
+    if kind in SCALARS:
+        return SCALARS[kind]
+    for combined in ("anyOf", "oneOf"):
+        if isinstance(schema.get(combined), list) and schema[combined]:
+            return python_type({"type": [s.get("type", "string") for s in schema[combined]]})
+    return str
+
+
+def _docstring(tool: dict[str, Any]) -> str:
+    """A Google-style docstring: the tool's description, then one `name: description` line per argument."""
+    properties: dict[str, Any] = tool["inputSchema"].get("properties", {})
+    lines = [" ".join(str(tool.get("description") or tool["name"]).split()), "", "Args:"]
+    for name, prop in properties.items():
+        lines.append(f"    {name}: {' '.join(str(prop.get('description') or name).split())}")
+    return "\n".join(lines if properties else lines[:1])
+
+
+def _tool_method(tool: dict[str, Any]) -> Any:
+    """A method `name(self, **arguments)` that calls the tool in the environment's episode."""
+    name = tool["name"]
+    schema = tool["inputSchema"]
+    properties: dict[str, Any] = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    bad = [p for p in properties if not p.isidentifier() or keyword.iskeyword(p)]
+    if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_") or name in RESERVED or bad:
+        raise EpisodeError(
+            f"tool {name!r} cannot be a TRL environment method (names must be Python identifiers, not reset, "
+            f"get_reward or private; arguments {bad}); trim it with make(…, tools=[…]) or rename it"
+        )
+
+    def call(self: AgentEnvTrlEnvironment, **arguments: Any) -> str:
+        return self._call(name, {k: v for k, v in arguments.items() if v is not None or k in required})
+
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    annotations: dict[str, Any] = {}
+    ordered = sorted(properties, key=lambda p: p not in required)  # required ones first: defaults come last
+    for prop in ordered:
+        hint = python_type(properties[prop])
+        default = inspect.Parameter.empty if prop in required else None
+        annotations[prop] = hint if prop in required else hint | None
+        parameters.append(
+            inspect.Parameter(prop, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotations[prop])
+        )
+    annotations["return"] = str
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = _docstring(tool)
+    call.__annotations__ = annotations
+    call.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
+    return call
+
+
+class AgentEnvTrlEnvironment:
+    """The base of the classes `trl_environment` builds: one episode per instance, reset per rollout. Every public
+    method is a tool to TRL, so the helpers are private."""
+
+    task: str | Template
+    """What `trl_environment` was given: BUNDLE[:TASK], a folder, a file, or a prepared Template."""
+    offered: tuple[str, ...] | None = None
+    short_descriptions: bool = False
+
+    def __init__(self) -> None:
+        self.episode: Episode | None = None
+        self.final: StepResult | None = None
+
+    def reset(self, seed: int | None = None, **row: Any) -> str | None:
+        """A fresh fork of the task's start for `seed` (the dataset's `seed` column, else the task's own)."""
+        chosen = None if seed is None else int(seed)
+        self.episode = fresh_episode(self.task, chosen, tools=self.offered, short_descriptions=self.short_descriptions)
+        self.final = None
+        return None
+
+    def _call(self, tool: str, arguments: dict[str, Any]) -> str:
+        """Run one tool call; the result (or error) as the JSON text the model reads."""
+        episode = self._episode()
+        if episode.done:
+            return json.dumps({"ok": False, "error": {"code": "episode_over", "message": "the episode has ended"}})
+        stepped = episode.step({"tool": tool, "arguments": arguments})
+        if stepped.terminated or stepped.truncated:
+            self.final = stepped
+        outcome = {k: stepped.observation[k] for k in ("ok", "result", "error") if k in stepped.observation}
+        return json.dumps(outcome, default=str)
+
+    def submit_answer(self, answer: str) -> str:
+        """Give your final answer: it ends the episode and is graded.
+
+        Args:
+            answer: Your final answer to the task.
+        """
+        episode = self._episode()
+        if not episode.done:
+            self.final = episode.step({"answer": answer})
+        return json.dumps({"ok": True, "result": "answer recorded"})
+
+    def get_reward(self) -> float:
+        """The task's verifiers' score of the episode (graded with an empty answer if none was submitted)."""
+        episode = self._episode()
+        if self.final is None:
+            self.final = episode.step({"answer": ""})
+        return float(self.final.reward)
+
+    def _episode(self) -> Episode:
+        if self.episode is None:
+            raise EpisodeError("reset() the environment before calling its tools")
+        return self.episode
+
+
+def trl_environment(
+    task: str | Template,
+    seed: int | None = None,
+    *,
+    tools: Sequence[str] | None = None,
+    short_descriptions: bool = False,
+) -> type[AgentEnvTrlEnvironment]:
+    """The `environment_factory` class for `task`: `GRPOTrainer(environment_factory=trl_environment(TASK))`;
+    `tools=[…]` offers only those tools, `short_descriptions` cuts descriptions to a sentence (fewer tokens)."""
+    offered = None if tools is None else tuple(tools)
+    listed = base_episode(task, seed, tools=offered, short_descriptions=short_descriptions).tools()
+    methods = {tool["name"]: _tool_method(tool) for tool in listed if tool["name"] != "submit_answer"}
+    template = task if isinstance(task, Template) else None
+    title = (template.task.name if template else str(task)).replace("-", "_").replace(":", "_").replace("/", "_")
+    attributes = {"task": task, "offered": offered, "short_descriptions": short_descriptions}
+    return type(f"AgentEnv_{title}", (AgentEnvTrlEnvironment,), {**attributes, **methods})
+
+
+def trl_rows(task: str | Template, seeds: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """Dataset rows for TRL (`datasets.Dataset.from_list`): the task's prompt as a user message and its `seed`."""
+    rows = []
+    chosen: list[int | None] = list(seeds) if seeds else [None]
+    for seed in chosen:
+        episode = base_episode(task, seed)
+        rows.append({"prompt": [{"role": "user", "content": episode.prompt()}], "seed": episode.seed})
+    return rows
 
 
 class TaskReward:

@@ -1,0 +1,193 @@
+"""Each trainer's own package, in its own venv (uv, shared cache), drives support-refund through its own loop:
+reward 1.0 for the solution, below 1.0 for a wrong one. The model is a script of what a model would write
+(no weights can be downloaded here), except TRL's GRPO step, which runs a tiny model built in the test."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SOLUTION = [
+    ("issue_refund", {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged"}),
+    ("close_ticket", {"ticket_id": "TCK-9001", "resolution": "Refunded 89.99."}),
+    ("send_email", {"to": ["dana.kim@example.com"], "subject": "Refund", "body": "We refunded 89.99 for the boots."}),
+]
+
+SKYRL = """
+import json, sys
+import skyrl_gym
+from agentenv_rl.api import register_skyrl, skyrl_rows
+
+register_skyrl()
+calls = json.loads(sys.argv[1])
+
+def play(texts):
+    (row,) = skyrl_rows("support-refund")
+    env = skyrl_gym.make(row["env_class"], env_config={}, extras=row["extras"])
+    prompt, _ = env.init(row["prompt"])
+    assert prompt[0]["role"] == "system" and "<tool_call>" in prompt[0]["content"], prompt[0]
+    seen = []
+    for text in texts:
+        out = env.step(text)
+        seen.append(out["observations"])
+        if out["done"]:
+            return {"reward": out["reward"], "metadata": out["metadata"], "seen": seen, "metrics": env.get_metrics()}
+    raise AssertionError("the episode did not end")
+
+hermes = ["<think>Refund first.</think>\\n<tool_call>\\n" + json.dumps({"name": n, "arguments": a}) + "\\n</tool_call>"
+          for n, a in calls]
+openai = [json.dumps({"tool_calls": [{"type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+                                     for n, a in calls]})]
+broken = ["<tool_call>{not json</tool_call>"]
+print(json.dumps({
+    "hermes": play(hermes + ["Refunded 89.99, closed the ticket and emailed Dana."]),
+    "openai": play(openai + ["Done."]),
+    "wrong": play(broken + hermes[:1] + ["Refunded."]),
+}))
+"""
+
+
+def test_skyrl_gym_plays_the_task_from_raw_generated_text(
+    framework_python: Callable[..., Path], run_in: Callable[..., dict[str, Any]]
+) -> None:
+    python = framework_python("skyrl", "skyrl-gym==0.4.0")
+    seen = run_in(python, SKYRL, json.dumps(SOLUTION))
+    hermes, openai, wrong = seen["hermes"], seen["openai"], seen["wrong"]
+    assert hermes["reward"] == 1.0 and hermes["metadata"]["passed"] is True and hermes["metrics"]["passed"] == 1.0
+    assert all(json.loads(obs[0]["content"])["ok"] for obs in hermes["seen"][:3])
+    assert openai["reward"] == 1.0 and len(openai["seen"][0]) == 3  # three calls in one generation
+    assert 0.0 <= wrong["reward"] < 1.0
+    unread = json.loads(wrong["seen"][0][0]["content"])
+    assert unread["ok"] is False and "could not be read" in unread["error"]["message"]
+
+
+TRL_GRPO = """
+import json, sys, tempfile
+import torch
+from datasets import Dataset
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+from trl import GRPOConfig, GRPOTrainer
+from trl.chat_template_utils import qwen3_chat_template
+from agentenv_rl.api import trl_environment, trl_rows
+
+TOOLS = ["get_ticket", "issue_refund", "close_ticket", "send_email"]
+Environment = trl_environment("support-refund", tools=TOOLS, short_descriptions=True)
+rows = trl_rows("support-refund") * 2
+
+# A tokenizer trained here on the chat template's own rendering of the prompt (no download), and a tiny model.
+specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>",
+            "</tool_response>", "<think>", "</think>"]
+raw = Tokenizer(models.BPE())
+raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+raw.decoder = decoders.ByteLevel()
+bootstrap = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.BPE()))
+probe = Environment()
+sample = bootstrap.apply_chat_template(rows[0]["prompt"], tools=[getattr(probe, t) for t in TOOLS],
+                                       chat_template=qwen3_chat_template, tokenize=False, add_generation_prompt=True)
+raw.train_from_iterator([sample] * 4, trainers.BpeTrainer(vocab_size=1200, special_tokens=specials,
+                                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                    padding_side="left")
+tokenizer.chat_template = qwen3_chat_template
+torch.manual_seed(0)
+model = Qwen3ForCausalLM(Qwen3Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                                     num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                                     max_position_embeddings=4096, pad_token_id=tokenizer.pad_token_id,
+                                     eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=True))
+rewards_seen = []
+original = Environment.get_reward
+def get_reward(self):
+    reward = original(self)
+    rewards_seen.append(reward)
+    return reward
+Environment.get_reward = get_reward
+args = GRPOConfig(output_dir=tempfile.mkdtemp(), per_device_train_batch_size=2, num_generations=2, max_steps=1,
+                  max_completion_length=8, learning_rate=1e-2, use_cpu=True, report_to=[], logging_steps=1,
+                  save_strategy="no", bf16=False, max_tool_calling_iterations=1)
+trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=Dataset.from_list(rows),
+                      environment_factory=Environment)
+trainer.train()
+trainer_rewards = list(rewards_seen)
+logged = [entry for entry in trainer.state.log_history if "reward" in entry]
+# The same class in TRL's own tool loop pieces: its tool schema and its response parser on a model's text.
+from transformers.utils import get_json_schema
+schema = get_json_schema(Environment.issue_refund)
+solved, wrong = Environment(), Environment()
+solved.reset(**rows[0]); wrong.reset(**rows[0])
+for name, arguments in json.loads(sys.argv[1]):
+    text = "<tool_call>\\n" + json.dumps({"name": name, "arguments": arguments}) + "\\n</tool_call><|im_end|>"
+    for call in tokenizer.parse_response(text, prefix="")["tool_calls"]:
+        getattr(solved, call["function"]["name"])(**call["function"]["arguments"])
+print(json.dumps({"rewards_seen": trainer_rewards, "logged": logged, "schema": schema,
+                  "solved": solved.get_reward(), "wrong": wrong.get_reward(), "steps": trainer.state.global_step}))
+"""
+
+
+def test_a_real_trl_grpo_step_on_cpu_rewards_from_the_world(
+    framework_python: Callable[..., Path], run_in: Callable[..., dict[str, Any]]
+) -> None:
+    python = framework_python("trl", "trl==1.16.0", "datasets>=3")
+    seen = run_in(python, TRL_GRPO, json.dumps(SOLUTION), timeout=1200)
+    assert seen["steps"] == 1
+    # get_reward graded each of the step's two rollouts; an untrained model's 8 tokens solve nothing
+    assert len(seen["rewards_seen"]) == 2 and all(0.0 <= r < 1.0 for r in seen["rewards_seen"])
+    (logged,) = seen["logged"]  # TRL logged our environment's reward under its class name, with the step's loss
+    assert logged["rewards/AgentEnv_support_refund/mean"] == sum(seen["rewards_seen"]) / 2 and "loss" in logged
+    parameters = seen["schema"]["function"]["parameters"]
+    properties = parameters["properties"]
+    assert properties["amount"]["type"] == "number" and parameters["required"] == [
+        "order_id",
+        "amount",
+        "reason",
+    ]
+    assert seen["solved"] == 1.0 and seen["wrong"] < 1.0
+
+
+ART = """
+import asyncio, json, sys
+import art
+from agentenv_rl.api import art_rollout
+
+def summary(trajectory):
+    assert isinstance(trajectory, art.Trajectory)
+    kinds = [m["role"] if isinstance(m, dict) else type(m).__name__ for m in trajectory.messages_and_choices]
+    return {"reward": trajectory.reward, "metrics": trajectory.metrics, "kinds": kinds,
+            "tools": len(trajectory.tools or [])}
+
+async def main(solved_url, wrong_url):
+    def model(url):
+        return art.Model(name="stand-in", project="agentenv", inference_api_key="none", inference_base_url=url)
+    # ART's own gathering runs the rollout coroutines of a group
+    group = art.TrajectoryGroup([art_rollout(model(solved_url), "support-refund")])
+    groups = await art.gather_trajectory_groups([group])
+    wrong = await art_rollout(model(wrong_url), "support-refund")
+    print(json.dumps({"solved": summary(groups[0].trajectories[0]), "wrong": summary(wrong), "groups": len(groups)}))
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+def test_art_rollouts_come_back_as_art_trajectories(
+    framework_python: Callable[..., Path], run_in: Callable[..., dict[str, Any]]
+) -> None:
+    from agentenv_model_standin.api import StandInModel
+
+    solved = [{"tool_calls": [{"tool": name, "arguments": args}]} for name, args in SOLUTION] + [{"text": "Done."}]
+    wrong = [{"tool_calls": [{"tool": SOLUTION[0][0], "arguments": SOLUTION[0][1]}]}, {"text": "Refunded."}]
+    # openpipe-art 0.5.18 allows openai>=2.14, but hands openai 3 (httpx2 inside) an httpx.Timeout, which fails
+    # on the first request ("unsupported operand type(s) for +: 'float' and 'Timeout'"): openai stays below 3.
+    python = framework_python("art", "openpipe-art==0.5.18", "openai>=2.14,<3")
+    with StandInModel(solved) as right, StandInModel(wrong) as partial:
+        seen = run_in(python, ART, right.openai_url, partial.openai_url)
+        assert len(right.requests) == 4 and len(partial.requests) == 2
+    assert seen["solved"]["reward"] == 1.0 and seen["solved"]["metrics"]["passed"] is True
+    assert seen["solved"]["kinds"] == ["user"] + ["Choice", "tool"] * 3 + ["Choice"]  # trainable turns are Choices
+    assert seen["solved"]["tools"] > 40
+    assert 0.0 <= seen["wrong"]["reward"] < 1.0 and seen["groups"] == 1
