@@ -1,0 +1,148 @@
+"""Running a command in a workspace: the process sandbox.
+
+A command runs as `sh -c` with resource limits set in the child (CPU seconds, address space, file size, and
+the process count, which Linux enforces for non-root users only), in its own session so a timeout kills it and
+everything it spawned. With bubblewrap (`bwrap`) installed it also runs in fresh namespaces: the workspace is
+the only writable path (mounted at `/workspace`), the system's `/usr` is read-only, `/tmp` is private, and
+the network is off unless the workspace's settings allow it; nothing else of the host, the bundle's hidden
+tests included, can be reached by path. Without bubblewrap (`isolation = "none"`) the file tools still refuse
+paths outside the workspace, but a command can read the host: use it only for trusted agents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+MOUNT_POINT = "/workspace"
+LOGS_POINT = "/logs"
+"""Harbor's tests write `/logs/verifier/reward.txt`; the sandbox gives every command such a folder."""
+SYSTEM_DIRS = ("/usr", "/etc/alternatives", "/etc/ssl", "/etc/ld.so.cache", "/etc/localtime")
+SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@dataclass(frozen=True)
+class Limits:
+    cpu_seconds: int
+    memory_mb: int
+    processes: int
+    file_size_mb: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit_code: int
+    output: str
+    truncated: bool
+    timed_out: bool
+    seconds: float
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "exit_code": self.exit_code,
+            "output": self.output,
+            "truncated": self.truncated,
+            "timed_out": self.timed_out,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def _limit(limits: Limits) -> None:
+    """Runs in the child before exec: the rlimits (soft = hard, so the command cannot raise them)."""
+    for which, value in (
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024),
+        (resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024),
+        (resource.RLIMIT_NPROC, limits.processes),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        resource.setrlimit(which, (value, value))
+
+
+def sandboxed_argv(command: str, tree: Path, logs: Path, cwd: str, *, network: bool, isolated: bool) -> list[str]:
+    """The argv that runs `command` in `tree` (bubblewrap when `isolated`), starting in `cwd` (relative)."""
+    if not isolated:
+        return ["/bin/sh", "-c", command]
+    argv = [bwrap_path() or "bwrap", "--die-with-parent", "--unshare-all", "--new-session"]
+    if network:
+        argv.append("--share-net")
+    for system in SYSTEM_DIRS:
+        if os.path.exists(system):
+            argv += ["--ro-bind", system, system]
+    for name in ("bin", "sbin", "lib", "lib64", "lib32"):
+        path = Path("/") / name
+        if path.is_symlink():
+            argv += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            argv += ["--ro-bind", str(path), str(path)]
+    workdir = f"{MOUNT_POINT}/{cwd}".rstrip("/") if cwd not in ("", ".") else MOUNT_POINT
+    argv += [
+        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+        "--bind", str(tree), MOUNT_POINT, "--bind", str(logs), LOGS_POINT,
+        "--chdir", workdir, "--clearenv",
+        "--setenv", "PATH", SAFE_PATH, "--setenv", "HOME", MOUNT_POINT, "--setenv", "LANG", "C.UTF-8",
+        "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+        "/bin/sh", "-c", command,
+    ]  # fmt: skip
+    return argv
+
+
+def run(
+    command: str,
+    tree: Path,
+    logs: Path,
+    *,
+    cwd: str = ".",
+    timeout: float,
+    output_limit: int,
+    limits: Limits,
+    network: bool,
+    isolated: bool,
+) -> Outcome:
+    """Run `command`; its output (stdout and stderr interleaved) capped at `output_limit` bytes."""
+    argv = sandboxed_argv(command, tree, logs, cwd, network=network, isolated=isolated)
+    env = (
+        None if isolated else {"PATH": SAFE_PATH, "HOME": str(tree), "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    )
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        argv,
+        cwd=tree if isolated else tree / cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+        preexec_fn=lambda: _limit(limits),
+    )
+    timed_out = False
+    try:
+        raw, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill(process)
+        raw, _ = process.communicate()
+    except BaseException:
+        _kill(process)
+        process.wait()
+        raise
+    truncated = len(raw) > output_limit
+    text = raw[:output_limit].decode("utf-8", errors="replace")
+    code = process.returncode if not timed_out else 124
+    return Outcome(code, text, truncated, timed_out, time.perf_counter() - started)
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
