@@ -36,7 +36,9 @@ class TestsVerifierSettings(BaseModel):
     env: str = Field(description="Id of the deploy_env step whose workspace is graded.")
     workspace: str = Field("workspace", description="Name of the workspace env in that world.")
     command: str = Field(min_length=1, description="The test command, run with `sh -c` in the workspace.")
-    hidden: str | None = Field(None, description="Bundle folder of hidden test files, copied in for grading only.")
+    hidden: list[str] = Field(
+        default_factory=list, description="Bundle folders of hidden test files, copied in for grading only."
+    )
     hidden_to: str = Field(".", description="Where in the workspace the hidden files go.")
     results: Literal["exit", "junit", "reward"] = Field(
         "exit", description="Score from the exit status, JUnit or a reward file."
@@ -74,9 +76,12 @@ class TestsVerifier(Step[TestsVerifierSettings]):
             raise StepFailed(f"field `workspace`: {exc}") from None
         if not isinstance(agent_tree, WorkspaceEnv):
             raise StepFailed(f"field `workspace`: env {settings.workspace!r} is not a workspace env")
-        hidden = ctx.resolve_path(settings.hidden) if settings.hidden else None
-        if hidden is not None and not hidden.is_dir():
-            raise StepFailed(f"field `hidden`: {hidden} is not a folder; the path is relative to the bundle")
+        hidden = [ctx.resolve_path(folder) for folder in settings.hidden]
+        for index, folder in enumerate(hidden):
+            if not folder.is_dir():
+                raise StepFailed(
+                    f"field `hidden[{index}]`: {folder} is not a folder; the path is relative to the bundle"
+                )
         grader = agent_tree.fork()
         try:
             return grade(grader, settings, hidden)
@@ -84,10 +89,10 @@ class TestsVerifier(Step[TestsVerifierSettings]):
             grader.close()
 
 
-def grade(grader: WorkspaceEnv, settings: TestsVerifierSettings, hidden: Path | None) -> dict[str, Any]:
+def grade(grader: WorkspaceEnv, settings: TestsVerifierSettings, hidden: list[Path]) -> dict[str, Any]:
     """Copy the hidden tests into `grader`, run the command, and score what it left behind."""
-    if hidden is not None:
-        shutil.copytree(hidden, grader.resolve(settings.hidden_to, "hidden_to"), dirs_exist_ok=True)
+    for folder in hidden:
+        shutil.copytree(folder, grader.resolve(settings.hidden_to, "hidden_to"), dirs_exist_ok=True)
         grader.mark_changed()  # the tree changed outside the tools
     outcome = grader.run_command(settings.command, timeout=settings.timeout)
     extra: dict[str, Any] = {"exit_code": outcome.exit_code, "timed_out": outcome.timed_out,
