@@ -69,10 +69,15 @@ def imported_top_levels(source: Path) -> set[str]:
     return found
 
 
+TASK_DATA = {"artifacts", "hidden"}
+
+
 def undeclared(project: Path) -> list[str]:
     own, names = declared(project)
     problems = []
     for source in sorted((project / "src").rglob("*.py")):
+        if TASK_DATA & set(source.relative_to(project).parts):
+            continue  # a bundle's task repositories and hidden tests import the repository's own modules
         for module in sorted(imported_top_levels(source) - own_packages(project) - set(sys.stdlib_module_names)):
             owners = providers().get(module, set())
             if owners & names or own in owners:

@@ -172,3 +172,33 @@ def test_composes_with_slack_through_rbac_and_the_trajectory(tmp_path: Path) -> 
     assert "apply_patch" in tools
     copy = world.fork()
     assert "a + b" in (copy.env("workspace").root / "calc.py").read_text()  # type: ignore[attr-defined]
+
+
+def test_a_sigkilled_process_leaves_nothing_after_prune(tmp_path: Path) -> None:
+    import os
+    import signal
+    import sys
+
+    root = tmp_path / "killed"
+    script = (
+        "import json, sys, time\n"
+        "from agentenv_runtime import Artifact\n"
+        "from agentenv_workspace.env import WorkspaceEnv\n"
+        "env = WorkspaceEnv(); env.load(Artifact.from_file(__import__('pathlib').Path(sys.argv[1])))\n"
+        "fork = env.fork(); print(env.root, fork.root, flush=True); time.sleep(60)\n"
+    )
+    spec = artifact(tmp_path, {"a.txt": "a\n"})
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, spec.source],
+        env={**os.environ, layers.ROOT_VARIABLE: str(root)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    trees = child.stdout.readline().split()
+    assert all(Path(tree, "a.txt").is_file() for tree in trees)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert list(root.iterdir())  # the killed process could not clean up
+    assert layers.prune(root)
+    assert list(root.iterdir()) == [] and layers.mounts_under(root) == []
