@@ -16,4 +16,4 @@ def agentenv_register_envs() -> list[Any]:
 def agentenv_register_steps() -> list[Any]:
     from agentenv.contracts.ref import ClassRef
 
-    return [ClassRef("tests_verifier", "agentenv_workspace.verifier:TestsVerifier")]
+    return [ClassRef("tests_verifier", "agentenv_workspace.verifier:CodeTestsVerifier")]

@@ -30,7 +30,7 @@ from agentenv_workspace.env import WorkspaceEnv
 OUTPUT_TAIL = 4000
 
 
-class TestsVerifierSettings(BaseModel):
+class CodeTestsSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     env: str = Field(description="Id of the deploy_env step whose workspace is graded.")
@@ -52,15 +52,15 @@ class TestsVerifierSettings(BaseModel):
     timeout: float = Field(600.0, gt=0, description="Seconds the test command may run.")
 
 
-class TestsVerifier(Step[TestsVerifierSettings]):
+class CodeTestsVerifier(Step[CodeTestsSettings]):
     """Run tests in a grading fork of the workspace, hidden tests copied in; one row, partial credit beside it."""
 
     name = "tests_verifier"
     description = "Grade a workspace by its tests: exit status, JUnit XML, a reward file, or SWE fail/pass lists."
-    Settings = TestsVerifierSettings
+    Settings = CodeTestsSettings
     verifier: ClassVar[bool] = True
 
-    def preflight(self, settings: TestsVerifierSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+    def preflight(self, settings: CodeTestsSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         problems = []
         if settings.env not in step_ids:
             problems.append(("env", f"no step {settings.env!r} in this task; name the deploy_env step to grade"))
@@ -68,7 +68,7 @@ class TestsVerifier(Step[TestsVerifierSettings]):
             problems.append(("results", 'fail_to_pass / pass_to_pass need per-test results: set results = "junit"'))
         return problems
 
-    async def execute(self, settings: TestsVerifierSettings, ctx: StepContext) -> dict[str, Any]:
+    async def execute(self, settings: CodeTestsSettings, ctx: StepContext) -> dict[str, Any]:
         world = ctx.resource(settings.env, World)
         try:
             agent_tree = world.env(settings.workspace)
@@ -89,7 +89,7 @@ class TestsVerifier(Step[TestsVerifierSettings]):
             grader.close()
 
 
-def grade(grader: WorkspaceEnv, settings: TestsVerifierSettings, hidden: list[Path]) -> dict[str, Any]:
+def grade(grader: WorkspaceEnv, settings: CodeTestsSettings, hidden: list[Path]) -> dict[str, Any]:
     """Copy the hidden tests into `grader`, run the command, and score what it left behind."""
     for folder in hidden:
         shutil.copytree(folder, grader.resolve(settings.hidden_to, "hidden_to"), dirs_exist_ok=True)
@@ -152,19 +152,19 @@ def read_junit(path: Path) -> dict[str, bool]:
     return cases
 
 
-def test_matches(listed: str, key: str) -> bool:
+def names_case(listed: str, key: str) -> bool:
     """Whether a listed test id names a JUnit case: `pkg.mod.Class.test`, `Class.test`, `test`, or pytest's
     `path/to/mod.py::Class::test` form all name `pkg.mod.Class.test`."""
     dotted = listed.replace(".py::", ".").replace("::", ".").replace("/", ".")
     return key == dotted or key.endswith("." + dotted)
 
 
-def _swe_rows(cases: dict[str, bool], settings: TestsVerifierSettings) -> tuple[list[Row], dict[str, Any]]:
+def _swe_rows(cases: dict[str, bool], settings: CodeTestsSettings) -> tuple[list[Row], dict[str, Any]]:
     states: dict[str, str] = {}
     right = 0
     listed = [(t, "fail_to_pass") for t in settings.fail_to_pass] + [(t, "pass_to_pass") for t in settings.pass_to_pass]
     for test, group in listed:
-        found = [ok for key, ok in cases.items() if test_matches(test, key)]
+        found = [ok for key, ok in cases.items() if names_case(test, key)]
         state = "not run" if not found else "passed" if all(found) else "failed"
         states[f"{group}: {test}"] = state
         right += state == "passed"
