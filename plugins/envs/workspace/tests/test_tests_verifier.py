@@ -10,7 +10,7 @@ import pytest
 from agentenv_runtime import Artifact
 from agentenv_workspace import layers
 from agentenv_workspace.env import WorkspaceEnv
-from agentenv_workspace.verifier import CodeTestsSettings, grade, read_junit, names_case
+from agentenv_workspace.verifier import CodeTestsSettings, grade, names_case, read_junit
 
 REPORT = """<testsuite>
   <testcase classname="tests.test_calc.TestCalc" name="test_add"/>
