@@ -43,6 +43,11 @@ class WorkspaceSettings(BaseModel):
         "auto", description="bwrap: namespaces, only the workspace reachable; none: rlimits only; auto: bwrap if found."
     )
     network: bool = Field(False, description="Let commands reach the network (off by default).")
+    mount_point: str = Field(
+        sandbox.MOUNT_POINT,
+        pattern=r"^/[A-Za-z0-9._/-]*[A-Za-z0-9._-]$",
+        description="Where commands see the tree (bubblewrap only), e.g. /app for a Harbor task's WORKDIR.",
+    )
     cpu_seconds: int = Field(300, ge=1, description="CPU seconds one command may use (RLIMIT_CPU).")
     memory_mb: int = Field(4096, ge=16, description="Address space of one command's processes, MiB (RLIMIT_AS).")
     processes: int = Field(512, ge=1, description="Processes per user (RLIMIT_NPROC; Linux ignores it for root).")
@@ -215,9 +220,9 @@ class WorkspaceEnv(Env):
     def resolve(self, path: str, field: str = "path") -> Path:
         """A path the agent gave (relative, or under /workspace) as a host path inside the tree; anything that
         leaves the tree, through `..` or a symlink, is refused."""
-        text = path.strip()
-        if text == sandbox.MOUNT_POINT or text.startswith(sandbox.MOUNT_POINT + "/"):
-            text = text[len(sandbox.MOUNT_POINT) :].lstrip("/") or "."
+        text, mount = path.strip(), self.settings.mount_point
+        if text == mount or text.startswith(mount + "/"):
+            text = text[len(mount) :].lstrip("/") or "."
         if os.path.isabs(text):
             raise ToolError(
                 f"{field}: {path!r} is outside the workspace; give a path relative to it (or under /workspace)",
@@ -252,8 +257,17 @@ class WorkspaceEnv(Env):
             )
         return found
 
-    def run_command(self, command: str, *, cwd: str = ".", timeout: float | None = None) -> sandbox.Outcome:
-        """Run a command in the sandbox (the `exec` tool and the test verifiers both come here)."""
+    def run_command(
+        self,
+        command: str,
+        *,
+        cwd: str = ".",
+        timeout: float | None = None,
+        binds: dict[str, Path] | None = None,
+        environment: dict[str, str] | None = None,
+    ) -> sandbox.Outcome:
+        """Run a command in the sandbox (the `exec` tool and the test verifiers both come here); `binds` show host
+        folders read-only at those paths (bubblewrap only), `environment` adds variables."""
         settings = self.settings
         folder = self.resolve(cwd, "cwd")
         if not folder.is_dir():
@@ -270,6 +284,9 @@ class WorkspaceEnv(Env):
             limits=limits,
             network=settings.network,
             isolated=self.isolated(),
+            mount_point=settings.mount_point,
+            binds=binds,
+            environment=environment,
         )
 
     # ---- tools -------------------------------------------------------------------------------------

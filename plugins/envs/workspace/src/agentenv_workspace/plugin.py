@@ -17,3 +17,12 @@ def agentenv_register_steps() -> list[Any]:
     from agentenv.contracts.ref import ClassRef
 
     return [ClassRef("tests_verifier", "agentenv_workspace.verifier:CodeTestsVerifier")]
+
+
+@hookimpl
+def agentenv_register_cli_commands() -> list[Any]:
+    from agentenv.contracts import CliCommand
+
+    return [
+        CliCommand("workspace", "Workspaces: import Harbor / SWE tasks, prune leftovers.", "agentenv_workspace.cli:app")
+    ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import shlex
 import shutil
 import signal
 import subprocess
@@ -70,8 +71,19 @@ def _limit(limits: Limits) -> None:
         resource.setrlimit(which, (value, value))
 
 
-def sandboxed_argv(command: str, tree: Path, logs: Path, cwd: str, *, network: bool, isolated: bool) -> list[str]:
-    """The argv that runs `command` in `tree` (bubblewrap when `isolated`), starting in `cwd` (relative)."""
+def sandboxed_argv(
+    command: str,
+    tree: Path,
+    logs: Path,
+    cwd: str,
+    *,
+    network: bool,
+    isolated: bool,
+    mount_point: str = MOUNT_POINT,
+    binds: dict[str, Path] | None = None,
+) -> list[str]:
+    """The argv that runs `command` in `tree` (bubblewrap when `isolated`, the tree at `mount_point`), starting
+    in `cwd` (relative); `binds` are host folders shown read-only at the given paths (a grading run's tests)."""
     if not isolated:
         return ["/bin/sh", "-c", command]
     argv = [bwrap_path() or "bwrap", "--die-with-parent", "--unshare-all", "--new-session"]
@@ -86,12 +98,14 @@ def sandboxed_argv(command: str, tree: Path, logs: Path, cwd: str, *, network: b
             argv += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             argv += ["--ro-bind", str(path), str(path)]
-    workdir = f"{MOUNT_POINT}/{cwd}".rstrip("/") if cwd not in ("", ".") else MOUNT_POINT
+    for target, source in (binds or {}).items():
+        argv += ["--ro-bind", str(source), target]
+    workdir = f"{mount_point}/{cwd}".rstrip("/") if cwd not in ("", ".") else mount_point
     argv += [
         "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-        "--bind", str(tree), MOUNT_POINT, "--bind", str(logs), LOGS_POINT,
+        "--bind", str(tree), mount_point, "--bind", str(logs), LOGS_POINT,
         "--chdir", workdir, "--clearenv",
-        "--setenv", "PATH", SAFE_PATH, "--setenv", "HOME", MOUNT_POINT, "--setenv", "LANG", "C.UTF-8",
+        "--setenv", "PATH", SAFE_PATH, "--setenv", "HOME", mount_point, "--setenv", "LANG", "C.UTF-8",
         "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
         "/bin/sh", "-c", command,
     ]  # fmt: skip
@@ -109,9 +123,16 @@ def run(
     limits: Limits,
     network: bool,
     isolated: bool,
+    mount_point: str = MOUNT_POINT,
+    binds: dict[str, Path] | None = None,
+    environment: dict[str, str] | None = None,
 ) -> Outcome:
     """Run `command`; its output (stdout and stderr interleaved) capped at `output_limit` bytes."""
-    argv = sandboxed_argv(command, tree, logs, cwd, network=network, isolated=isolated)
+    for name, value in (environment or {}).items():
+        command = f"export {name}={shlex.quote(value)}; {command}"
+    argv = sandboxed_argv(
+        command, tree, logs, cwd, network=network, isolated=isolated, mount_point=mount_point, binds=binds
+    )
     env = (
         None if isolated else {"PATH": SAFE_PATH, "HOME": str(tree), "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
     )

@@ -40,6 +40,13 @@ class CodeTestsSettings(BaseModel):
         default_factory=list, description="Bundle folders of hidden test files, copied in for grading only."
     )
     hidden_to: str = Field(".", description="Where in the workspace the hidden files go.")
+    hidden_mount: str | None = Field(
+        None,
+        pattern=r"^/[A-Za-z0-9._/-]+$",
+        description="Show the hidden folders read-only at this absolute path instead of copying them into the tree "
+        "(Harbor's /tests; needs bubblewrap).",
+    )
+    environment: dict[str, str] = Field(default_factory=dict, description="Variables for the test command.")
     results: Literal["exit", "junit", "reward"] = Field(
         "exit", description="Score from the exit status, JUnit or a reward file."
     )
@@ -91,10 +98,20 @@ class CodeTestsVerifier(Step[CodeTestsSettings]):
 
 def grade(grader: WorkspaceEnv, settings: CodeTestsSettings, hidden: list[Path]) -> dict[str, Any]:
     """Copy the hidden tests into `grader`, run the command, and score what it left behind."""
-    for folder in hidden:
-        shutil.copytree(folder, grader.resolve(settings.hidden_to, "hidden_to"), dirs_exist_ok=True)
-        grader.mark_changed()  # the tree changed outside the tools
-    outcome = grader.run_command(settings.command, timeout=settings.timeout)
+    binds: dict[str, Path] = {}
+    if settings.hidden_mount is not None:
+        if not grader.isolated():
+            raise StepFailed("field `hidden_mount`: needs bubblewrap (isolation = bwrap); install it or drop the field")
+        if len(hidden) > 1:
+            raise StepFailed("field `hidden_mount`: give one `hidden` folder to mount")
+        binds = {settings.hidden_mount: hidden[0]} if hidden else {}
+    else:
+        for folder in hidden:
+            shutil.copytree(folder, grader.resolve(settings.hidden_to, "hidden_to"), dirs_exist_ok=True)
+            grader.mark_changed()  # the tree changed outside the tools
+    outcome = grader.run_command(
+        settings.command, timeout=settings.timeout, binds=binds, environment=settings.environment
+    )
     extra: dict[str, Any] = {"exit_code": outcome.exit_code, "timed_out": outcome.timed_out,
                              "output": outcome.output[-OUTPUT_TAIL:]}  # fmt: skip
     if settings.results == "exit":
