@@ -11,10 +11,12 @@ not in another process.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import stat
 import weakref
@@ -24,13 +26,15 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 from agentenv_runtime import Artifact, ArtifactError, Env, ToolError, tool
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentenv_workspace import layers, patch, sandbox, sources
+from agentenv_workspace import container, layers, patch, sandbox, sources
 
 TOKEN_PREFIX = b"agentenv-workspace/1:"
 SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv"})
 """Folders `search` and recursive `list_dir` do not walk into (the agent can still name them)."""
 MAX_READ_BYTES = 256 * 1024
 MAX_LISTED = 2000
+DEFAULT_MOUNT = sandbox.MOUNT_POINT
+SANDBOX_VARIABLE = "AGENTENV_WORKSPACE_SANDBOX"
 RelPath = Annotated[str, Field(min_length=1, max_length=4096)]
 
 
@@ -39,12 +43,25 @@ class WorkspaceSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    sandbox: Literal["process", "docker"] = Field(
+        default_factory=lambda: "docker" if os.environ.get(SANDBOX_VARIABLE) == "docker" else "process",
+        description="process: commands on this host (rlimits, bubblewrap); docker: one container per tree "
+        "(default: $AGENTENV_WORKSPACE_SANDBOX, else process).",
+    )
+    image: str = Field(
+        "", description="Docker image for the docker sandbox (default: agentenv-docker's local base image)."
+    )
+    dockerfile: str = Field(
+        "",
+        description="A folder with a Dockerfile for the docker sandbox, relative to the workspace artifact's "
+        "folder (e.g. ../envs/git); built on first use, cached by content hash.",
+    )
     isolation: Literal["auto", "bwrap", "none"] = Field(
         "auto", description="bwrap: namespaces, only the workspace reachable; none: rlimits only; auto: bwrap if found."
     )
     network: bool = Field(False, description="Let commands reach the network (off by default).")
     mount_point: str = Field(
-        sandbox.MOUNT_POINT,
+        DEFAULT_MOUNT,
         pattern=r"^/[A-Za-z0-9._/-]*[A-Za-z0-9._-]$",
         description="Where commands see the tree (bubblewrap only), e.g. /app for a Harbor task's WORKDIR.",
     )
@@ -83,6 +100,7 @@ class WorkspaceEnv(Env):
         self._layers: tuple[str, ...] = ()
         self._live: layers.Live | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._container: container.Container | None = None
         super().__init__(settings)
 
     # ---- the tree ----------------------------------------------------------------------------------
@@ -106,6 +124,7 @@ class WorkspaceEnv(Env):
         return self._live
 
     def _drop_live(self) -> None:
+        self._container = None
         if self._finalizer is not None:
             self._finalizer()  # discards the live tree once, now
             self._finalizer = None
@@ -274,6 +293,12 @@ class WorkspaceEnv(Env):
             raise ToolError(f"cwd: {cwd!r} is not a folder in the workspace", code="invalid_arguments", field="cwd")
         self.mark_changed()
         limits = sandbox.Limits(settings.cpu_seconds, settings.memory_mb, settings.processes, settings.file_size_mb)
+        if settings.sandbox == "docker":
+            wait = min(timeout or settings.exec_timeout, settings.exec_timeout)
+            if environment:
+                command = "".join(f"export {k}={shlex.quote(v)}; " for k, v in environment.items()) + command
+            running: container.Container = self.container(limits, binds or {})
+            return running.exec(command, cwd=self._relative(folder), timeout=wait, output_limit=settings.output_limit)
         return sandbox.run(
             command,
             self.root,
@@ -288,6 +313,30 @@ class WorkspaceEnv(Env):
             binds=binds,
             environment=environment,
         )
+
+    def container(self, limits: sandbox.Limits, binds: dict[str, Path]) -> container.Container:
+        """This tree's container, started on the first command (with that command's read-only `binds`)."""
+        if self._container is None:
+            live = self._materialize_live()
+            extra = live.folder / "binds"
+            for target, source in binds.items():  # shown through the run folder: the container is made once
+                shutil.copytree(source, extra / target.strip("/"), dirs_exist_ok=True)
+            image = self.settings.image or container.DEFAULT_IMAGE
+            if self.settings.dockerfile:
+                base = Path(self.loaded[-1].source).parent if self.loaded else Path.cwd()
+                image = container.ensure_image((base / self.settings.dockerfile).resolve())
+            self._container = container.start(
+                image,
+                live.path,
+                self.logs,
+                live.folder / "run",
+                mount_point=self.settings.mount_point,
+                network=self.settings.network,
+                limits=limits,
+                binds={target: extra / target.strip("/") for target in binds},
+            )
+            live.before_removal.append(functools.partial(container.remove, self._container.container_id))
+        return self._container
 
     # ---- tools -------------------------------------------------------------------------------------
     @tool(name="exec")

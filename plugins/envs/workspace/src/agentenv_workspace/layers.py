@@ -23,6 +23,7 @@ import stat
 import tempfile
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,6 +134,8 @@ class Live:
     """The overlay's writable dir (None in copy mode)."""
     touched: bool = True
     """Whether it may differ from `layers` (a tool or a command wrote, or may have written, to it)."""
+    before_removal: list[Callable[[], None]] = field(default_factory=list)
+    """Run by the reaper before the tree goes (a container that has it mounted is removed first)."""
 
 
 @dataclass
@@ -142,7 +145,9 @@ class Store:
     folder: Path
     overlay: bool
     layers: dict[str, Path] = field(default_factory=dict)
-    _reaper: queue.Queue[Path | None] = field(default_factory=queue.Queue)
+    alive: dict[int, Live] = field(default_factory=dict)
+    """Live trees not discarded yet (their `before_removal` actions run at close)."""
+    _reaper: queue.Queue[Live | None] = field(default_factory=queue.Queue)
     _thread: threading.Thread | None = None
 
     @classmethod
@@ -192,13 +197,16 @@ class Store:
             for part in (upper, work, path):
                 part.mkdir(parents=True)
             mount_overlay([self.layer(i) for i in layers], upper, work, path)
-            return Live(folder, path, layers, upper, touched=False)
-        folder.mkdir(parents=True)
-        if layers:
-            shutil.copytree(self.layer(layers[0]), path, symlinks=True)
+            live = Live(folder, path, layers, upper, touched=False)
         else:
-            path.mkdir()
-        return Live(folder, path, layers, touched=False)
+            folder.mkdir(parents=True)
+            if layers:
+                shutil.copytree(self.layer(layers[0]), path, symlinks=True)
+            else:
+                path.mkdir()
+            live = Live(folder, path, layers, touched=False)
+        self.alive[id(live)] = live
+        return live
 
     def commit(self, live: Live) -> tuple[str, ...]:
         """The layers that stand for `live` as it is now; `live` keeps working on top of them.
@@ -226,11 +234,14 @@ class Store:
         if self._thread is None:
             self._thread = threading.Thread(target=self._reap, name="workspace-reaper", daemon=True)
             self._thread.start()
-        self._reaper.put(live.folder)
+        self.alive.pop(id(live), None)
+        self._reaper.put(live)
 
     def _reap(self) -> None:
-        while (folder := self._reaper.get()) is not None:
-            remove_tree(folder)
+        while (live := self._reaper.get()) is not None:
+            for action in live.before_removal:
+                action()
+            remove_tree(live.folder)
 
     def close(self) -> None:
         """Remove everything this process made (registered with atexit)."""
@@ -238,6 +249,10 @@ class Store:
             self._reaper.put(None)
             self._thread.join()
             self._thread = None
+        for live in list(self.alive.values()):
+            for action in live.before_removal:
+                action()
+        self.alive.clear()
         remove_tree(self.folder)
 
 

@@ -1,0 +1,229 @@
+"""The Docker sandbox: one container per live workspace tree, commands through a small exec server inside it.
+
+The container runs `server.py` (below, standard library only) as its main process; the server listens on a
+unix socket in a host folder bind-mounted at `/run/agentenv`, so commands reach it with no network at all
+(`--network none` unless the workspace allows the network) and without a `docker exec` per call. The tree
+itself is the host's live tree (an overlay mount, see `layers`) bind-mounted at the workspace's mount point,
+so snapshot, reset and fork stay layer operations on the host; what a command changes outside the tree
+(packages installed in the container) is not part of a snapshot.
+
+Containers carry the owner labels of agentenv-docker (`agentenv.owner.*`) and `agentenv.workspace=1`;
+`prune()` removes those whose owning process is gone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentenv_workspace.sandbox import LOGS_POINT, SAFE_PATH, Limits, Outcome
+
+DEFAULT_IMAGE = "agentenv/base:py3.11-bookworm"
+LABEL = "agentenv.workspace"
+RUN_POINT = "/run/agentenv"
+SOCKET = "exec.sock"
+SERVER = r"""
+import json, os, resource, signal, socketserver, subprocess, sys, time
+
+LIMITS = json.loads(sys.argv[2])
+
+
+def limit():
+    for name, value in LIMITS.items():
+        resource.setrlimit(getattr(resource, name), (value, value))
+
+
+class Handler(socketserver.StreamRequestHandler):
+    def handle(self):
+        line = self.rfile.readline()
+        if not line:  # a readiness probe
+            return
+        request = json.loads(line)
+        started = time.perf_counter()
+        process = subprocess.Popen(["/bin/sh", "-c", request["command"]], cwd=request["cwd"],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   start_new_session=True, preexec_fn=limit, env=request["env"])
+        timed_out = False
+        try:
+            raw, _ = process.communicate(timeout=request["timeout"])
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(process.pid, signal.SIGKILL)
+            raw, _ = process.communicate()
+        limit_bytes = request["limit"]
+        reply = {"exit_code": 124 if timed_out else process.returncode, "timed_out": timed_out,
+                 "output": raw[:limit_bytes].decode("utf-8", "replace"), "truncated": len(raw) > limit_bytes,
+                 "seconds": time.perf_counter() - started}
+        self.wfile.write(json.dumps(reply).encode() + b"\n")
+
+
+class Server(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+
+
+path = sys.argv[1]
+if os.path.exists(path):
+    os.unlink(path)
+Server(path, Handler).serve_forever()
+"""
+
+
+class ContainerError(RuntimeError):
+    """The container could not start or stopped answering; the message says why and what to check."""
+
+
+@dataclass
+class Container:
+    container_id: str
+    socket_path: Path
+    mount_point: str
+
+    def exec(self, command: str, *, cwd: str, timeout: float, output_limit: int) -> Outcome:
+        """Run `command` through the exec server (one unix-socket round trip)."""
+        workdir = f"{self.mount_point}/{cwd}".rstrip("/") if cwd not in ("", ".") else self.mount_point
+        request = {
+            "command": command,
+            "cwd": workdir,
+            "timeout": timeout,
+            "limit": output_limit,
+            "env": {"PATH": SAFE_PATH, "HOME": self.mount_point, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+        }
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.settimeout(timeout + 30)
+            try:
+                client.connect(str(self.socket_path))
+                client.sendall(json.dumps(request).encode() + b"\n")
+                reply = client.makefile("rb").readline()
+            except OSError as exc:
+                raise ContainerError(f"container {self.container_id[:12]}: exec server unreachable ({exc})") from exc
+        if not reply:
+            raise ContainerError(f"container {self.container_id[:12]}: the exec server closed without answering")
+        data = json.loads(reply)
+        return Outcome(data["exit_code"], data["output"], data["truncated"], data["timed_out"], data["seconds"])
+
+
+def _client() -> Any:
+    from agentenv_docker.api import engine
+
+    return engine()
+
+
+def limits_of(limits: Limits) -> dict[str, int]:
+    return {
+        "RLIMIT_CPU": limits.cpu_seconds,
+        "RLIMIT_FSIZE": limits.file_size_mb * 1024 * 1024,
+        "RLIMIT_CORE": 0,
+    }
+
+
+def start(
+    image: str,
+    tree: Path,
+    logs: Path,
+    run_dir: Path,
+    *,
+    mount_point: str,
+    network: bool,
+    limits: Limits,
+    binds: dict[str, Path] | None = None,
+    ready_timeout: float = 60.0,
+) -> Container:
+    """Start a container for `tree` and wait until its exec server answers."""
+    from agentenv_docker.api import ensure_base_image, owner_labels
+
+    if image == DEFAULT_IMAGE:
+        ensure_base_image(image, log=lambda message: None)  # built from this machine on first use
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "server.py").write_text(SERVER)
+    socket_path = run_dir / SOCKET
+    try:
+        container = _client().containers.run(
+            image,
+            ["python3", f"{RUN_POINT}/server.py", f"{RUN_POINT}/{SOCKET}", json.dumps(limits_of(limits))],
+            detach=True,
+            network_mode=None if network else "none",
+            volumes={
+                str(tree): {"bind": mount_point, "mode": "rw"},
+                str(logs): {"bind": LOGS_POINT, "mode": "rw"},
+                str(run_dir): {"bind": RUN_POINT, "mode": "rw"},
+                **{str(source): {"bind": target, "mode": "ro"} for target, source in (binds or {}).items()},
+            },
+            working_dir=mount_point,
+            labels={**owner_labels(), LABEL: "1"},
+            mem_limit=f"{limits.memory_mb}m",
+            pids_limit=limits.processes,
+        )
+    except Exception as exc:
+        raise ContainerError(
+            f"docker sandbox: cannot start a container from {image!r} ({type(exc).__name__}: {exc}); "
+            "is the engine running and the image built (agentenv docker base-image)?"
+        ) from exc
+    deadline = time.monotonic() + ready_timeout
+    while not _answers(socket_path):  # the socket file appears at bind(), before listen(): connect to be sure
+        if time.monotonic() > deadline:
+            remove(container.id)
+            raise ContainerError(f"docker sandbox: the exec server in {container.id[:12]} did not start in time")
+        time.sleep(0.005)
+    return Container(container.id, socket_path, mount_point)
+
+
+def _answers(socket_path: Path) -> bool:
+    if not socket_path.exists():
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(socket_path))
+        except OSError:
+            return False
+    return True
+
+
+def context_tag(context: Path) -> str:
+    """The image tag of a build context: its content hash, so an unchanged Dockerfile is built once."""
+    hasher = hashlib.sha256()
+    for path in sorted(p for p in context.rglob("*") if p.is_file()):
+        hasher.update(f"{path.relative_to(context).as_posix()}\0".encode() + path.read_bytes() + b"\0")
+    return f"agentenv-workspace:{hasher.hexdigest()[:16]}"
+
+
+def ensure_image(context: Path, timeout: float = 1800.0) -> str:
+    """Build the Dockerfile in `context` unless an image of that content exists; its tag."""
+    if not (context / "Dockerfile").is_file():
+        raise ContainerError(f"workspace setting `dockerfile`: no Dockerfile in {context}")
+    tag = context_tag(context)
+    client = _client()
+    try:
+        client.images.get(tag)
+        return tag
+    except Exception:
+        pass
+    try:
+        client.images.build(path=str(context), tag=tag, rm=True, timeout=int(timeout), labels={LABEL: "1"})
+    except Exception as exc:
+        raise ContainerError(f"workspace setting `dockerfile`: building {context} failed: {exc}") from exc
+    return tag
+
+
+def remove(container_id: str) -> None:
+    """Remove a container (gone already is fine)."""
+    try:
+        _client().containers.get(container_id).remove(force=True)
+    except Exception:
+        return
+
+
+def prune() -> list[str]:
+    """Remove workspace containers whose owning process no longer runs; their ids."""
+    from agentenv_docker.api import live_owner
+
+    removed = []
+    for container in _client().containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+        if live_owner(container.labels) is None:
+            container.remove(force=True)
+            removed.append(container.id)
+    return removed
