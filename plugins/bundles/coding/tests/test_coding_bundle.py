@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from agentenv.plugins.host import get_host
 from agentenv_runtime.engine.bundle import find_bundle
+from agentenv_steps.deploy import clear_templates
 from agentenv_testing.tasks import TaskRuns
 from agentenv_workspace import layers, sandbox
 
@@ -26,8 +27,10 @@ def _own_root(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("coding") / "workspaces"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(layers.ROOT_VARIABLE, str(root))
+        clear_templates()  # deployed world templates hold layers of the store they were built in
         yield
         layers.store().close()
+        clear_templates()
     assert layers.mounts_under(root.parent) == []
     assert not root.exists() or list(root.iterdir()) == []
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from agentenv.plugins.host import get_host
 from agentenv_runtime.engine.bundle import find_bundle
+from agentenv_steps.deploy import clear_templates
 from agentenv_testing.tasks import TaskRuns
 from agentenv_workspace import layers
 
@@ -32,8 +33,10 @@ def _docker_workspaces(docker_engine: None, tmp_path_factory: pytest.TempPathFac
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(layers.ROOT_VARIABLE, str(root))
         patch.setenv("AGENTENV_WORKSPACE_SANDBOX", "docker")
+        clear_templates()  # deployed world templates hold layers of the store they were built in
         yield
         layers.store().close()
+        clear_templates()
     assert our_containers() == []
     assert not root.exists() or list(root.iterdir()) == []
 

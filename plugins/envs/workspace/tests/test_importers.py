@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentenv_steps.deploy import clear_templates
 from agentenv_testing.tasks import TaskRuns
 from agentenv_workspace import layers, sandbox
 from agentenv_workspace.importers import ImportError_, import_harbor, import_swe
@@ -24,8 +25,10 @@ def _own_root(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("imports") / "workspaces"
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(layers.ROOT_VARIABLE, str(root))
+        clear_templates()  # deployed world templates hold layers of the store they were built in
         yield
         layers.store().close()
+        clear_templates()
 
 
 def run_bundle(runs: TaskRuns, out: Path, task: str, agent: str | None = None) -> dict[str, Any]:

@@ -16,11 +16,15 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
+import threading
 import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentenv_workspace import layers
 from agentenv_workspace.sandbox import LOGS_POINT, SAFE_PATH, Limits, Outcome
 
 DEFAULT_IMAGE = "agentenv/base:py3.11-bookworm"
@@ -33,9 +37,9 @@ import json, os, resource, signal, socketserver, subprocess, sys, time
 LIMITS = json.loads(sys.argv[2])
 
 
-def limit():
-    for name, value in LIMITS.items():
-        resource.setrlimit(getattr(resource, name), (value, value))
+CPU = LIMITS.pop("RLIMIT_CPU")
+for name, value in LIMITS.items():  # inherited by every command (no preexec_fn: commands start by vfork)
+    resource.setrlimit(getattr(resource, name), (value, value))
 
 
 class Handler(socketserver.StreamRequestHandler):
@@ -47,7 +51,11 @@ class Handler(socketserver.StreamRequestHandler):
         started = time.perf_counter()
         process = subprocess.Popen(["/bin/sh", "-c", request["command"]], cwd=request["cwd"],
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   start_new_session=True, preexec_fn=limit, env=request["env"])
+                                   start_new_session=True, env=request["env"])
+        try:
+            resource.prlimit(process.pid, resource.RLIMIT_CPU, (CPU, CPU))
+        except ProcessLookupError:
+            pass
         timed_out = False
         try:
             raw, _ = process.communicate(timeout=request["timeout"])
@@ -66,6 +74,12 @@ class Server(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
 
 
+if len(sys.argv) > 3:  # a warm-pool container: the tree arrives later, mounted below the slot
+    slot, mount_point = sys.argv[3], sys.argv[4]
+    for link, target in ((mount_point, slot + "/tree"), ("/logs", slot + "/logs")):
+        if not os.path.lexists(link):
+            os.makedirs(os.path.dirname(link) or "/", exist_ok=True)
+            os.symlink(target, link)
 path = sys.argv[1]
 if os.path.exists(path):
     os.unlink(path)
@@ -163,13 +177,132 @@ def start(
             f"docker sandbox: cannot start a container from {image!r} ({type(exc).__name__}: {exc}); "
             "is the engine running and the image built (agentenv docker base-image)?"
         ) from exc
+    _wait(container.id, socket_path, ready_timeout)
+    return Container(container.id, socket_path, mount_point)
+
+
+SLOT_POINT = "/agentenv-slot"
+
+
+@dataclass
+class Warm:
+    """A started container waiting for a tree: its slot folder shows, inside it, whatever is mounted below."""
+
+    container: Container
+    slot: Path
+
+
+class Pool:
+    """Started containers of one kind (image, network, limits, mount point), so an episode does not wait for a
+    `docker run`: claiming one bind-mounts the tree and the logs folder into its slot (propagated into the
+    container, see `layers.bind_mount`) and starts a replacement in the background."""
+
+    def __init__(self, folder: Path, image: str, *, mount_point: str, network: bool, limits: Limits, size: int) -> None:
+        self.folder, self.image, self.size = folder, image, size
+        self.mount_point, self.network, self.limits = mount_point, network, limits
+        self.idle: list[Warm] = []
+        self.lock = threading.Lock()
+        self.filling: threading.Thread | None = None
+
+    def _start_one(self) -> Warm:
+        from agentenv_docker.api import ensure_base_image, owner_labels
+
+        if self.image == DEFAULT_IMAGE:
+            ensure_base_image(self.image, log=lambda message: None)
+        slot = self.folder / uuid.uuid4().hex[:12]
+        (slot / "tree").mkdir(parents=True)
+        (slot / "logs").mkdir()
+        layers.bind_mount(slot, slot, shared=True)
+        run_dir = self.folder / f"{slot.name}.run"
+        run_dir.mkdir()
+        (run_dir / "server.py").write_text(SERVER)
+        import docker
+
+        mount = docker.types.Mount(SLOT_POINT, str(slot), type="bind", propagation="rslave")
+        limits = json.dumps(limits_of(self.limits))
+        started = _client().containers.run(
+            self.image,
+            ["python3", f"{RUN_POINT}/server.py", f"{RUN_POINT}/{SOCKET}", limits, SLOT_POINT, self.mount_point],
+            detach=True,
+            network_mode=None if self.network else "none",
+            mounts=[mount],
+            volumes={str(run_dir): {"bind": RUN_POINT, "mode": "rw"}},
+            labels={**owner_labels(), LABEL: "1"},
+            mem_limit=f"{self.limits.memory_mb}m",
+            pids_limit=self.limits.processes,
+        )
+        _wait(started.id, run_dir / SOCKET)
+        return Warm(Container(started.id, run_dir / SOCKET, self.mount_point), slot)
+
+    def fill(self) -> None:
+        """Start containers until `size` wait idle."""
+        while True:
+            with self.lock:
+                if len(self.idle) >= self.size:
+                    return
+            warm = self._start_one()
+            with self.lock:
+                self.idle.append(warm)
+
+    def _refill(self) -> None:
+        if self.filling is None or not self.filling.is_alive():
+            self.filling = threading.Thread(target=self.fill, name="workspace-pool", daemon=True)
+            self.filling.start()
+
+    def claim(self, tree: Path, logs: Path) -> tuple[Container, Callable[[], None]]:
+        """A started container showing `tree` at the mount point; and what gives it back (removes it)."""
+        with self.lock:
+            warm = self.idle.pop() if self.idle else None
+        if warm is None:
+            warm = self._start_one()
+        self._refill()
+        layers.bind_mount(tree, warm.slot / "tree")
+        layers.bind_mount(logs, warm.slot / "logs")
+
+        def release() -> None:
+            remove(warm.container.container_id)
+            layers.remove_tree(warm.slot)
+
+        return warm.container, release
+
+    def close(self) -> None:
+        if self.filling is not None:
+            self.filling.join()
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for warm in idle:
+            remove(warm.container.container_id)
+            layers.remove_tree(warm.slot)
+
+
+_pools: dict[tuple[Any, ...], Pool] = {}
+_pools_lock = threading.Lock()
+
+
+def pool(image: str, *, mount_point: str, network: bool, limits: Limits, size: int) -> Pool:
+    """The process's pool for containers of this kind (made, and filled in the background, on first use)."""
+    key = (image, mount_point, network, limits, size, id(layers.store()))
+    with _pools_lock:
+        found = _pools.get(key)
+        if found is None:
+            store = layers.store()
+            folder = store.folder / "pool" / uuid.uuid4().hex[:8]
+            folder.mkdir(parents=True)
+            found = _pools[key] = Pool(
+                folder, image, mount_point=mount_point, network=network, limits=limits, size=size
+            )
+            store.on_close.append(found.close)
+            found._refill()
+        return found
+
+
+def _wait(container_id: str, socket_path: Path, ready_timeout: float = 60.0) -> None:
     deadline = time.monotonic() + ready_timeout
     while not _answers(socket_path):  # the socket file appears at bind(), before listen(): connect to be sure
         if time.monotonic() > deadline:
-            remove(container.id)
-            raise ContainerError(f"docker sandbox: the exec server in {container.id[:12]} did not start in time")
+            remove(container_id)
+            raise ContainerError(f"docker sandbox: the exec server in {container_id[:12]} did not start in time")
         time.sleep(0.005)
-    return Container(container.id, socket_path, mount_point)
 
 
 def _answers(socket_path: Path) -> bool:

@@ -35,6 +35,7 @@ MAX_READ_BYTES = 256 * 1024
 MAX_LISTED = 2000
 DEFAULT_MOUNT = sandbox.MOUNT_POINT
 SANDBOX_VARIABLE = "AGENTENV_WORKSPACE_SANDBOX"
+POOL_VARIABLE = "AGENTENV_WORKSPACE_POOL"
 RelPath = Annotated[str, Field(min_length=1, max_length=4096)]
 
 
@@ -55,6 +56,13 @@ class WorkspaceSettings(BaseModel):
         "",
         description="A folder with a Dockerfile for the docker sandbox, relative to the workspace artifact's "
         "folder (e.g. ../envs/git); built on first use, cached by content hash.",
+    )
+    warm_pool: int = Field(
+        default_factory=lambda: int(os.environ.get(POOL_VARIABLE) or 0),
+        ge=0,
+        le=64,
+        description="Docker sandbox: containers kept started so an episode takes one instead of waiting for a "
+        "`docker run` (default: $AGENTENV_WORKSPACE_POOL, else 0).",
     )
     isolation: Literal["auto", "bwrap", "none"] = Field(
         "auto", description="bwrap: namespaces, only the workspace reachable; none: rlimits only; auto: bwrap if found."
@@ -325,6 +333,17 @@ class WorkspaceEnv(Env):
             if self.settings.dockerfile:
                 base = Path(self.loaded[-1].source).parent if self.loaded else Path.cwd()
                 image = container.ensure_image((base / self.settings.dockerfile).resolve())
+            if self.settings.warm_pool and not binds:
+                warm = container.pool(
+                    image,
+                    mount_point=self.settings.mount_point,
+                    network=self.settings.network,
+                    limits=limits,
+                    size=self.settings.warm_pool,
+                )
+                self._container, release = warm.claim(live.path, self.logs)
+                live.before_removal.append(release)
+                return self._container
             self._container = container.start(
                 image,
                 live.path,

@@ -52,6 +52,19 @@ def mount_overlay(lowers: list[Path], upper: Path, work: Path, target: Path) -> 
         raise OSError(errno, f"mount overlay at {target}: {os.strerror(errno)}")
 
 
+def bind_mount(source: Path, target: Path, *, shared: bool = False) -> None:
+    """Bind `source` at `target`; `shared` also makes it a shared mount, so mounts made below it later show in
+    containers that bind it with rslave propagation (the warm pool's slots)."""
+    ms_bind, ms_shared = 4096, 1 << 20
+    if _lib().mount(str(source).encode(), str(target).encode(), None, ms_bind, None) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"bind {source} at {target}: {os.strerror(errno)}")
+    if shared and _lib().mount(b"none", str(target).encode(), None, ms_shared, None) != 0:
+        errno = ctypes.get_errno()
+        unmount(target)
+        raise OSError(errno, f"make {target} shared: {os.strerror(errno)}")
+
+
 def unmount(target: Path) -> None:
     _lib().umount2(str(target).encode(), MNT_DETACH)
 
@@ -147,6 +160,8 @@ class Store:
     layers: dict[str, Path] = field(default_factory=dict)
     alive: dict[int, Live] = field(default_factory=dict)
     """Live trees not discarded yet (their `before_removal` actions run at close)."""
+    on_close: list[Callable[[], None]] = field(default_factory=list)
+    """Run at close before the folder goes (the warm pool's idle containers are removed)."""
     _reaper: queue.Queue[Live | None] = field(default_factory=queue.Queue)
     _thread: threading.Thread | None = None
 
@@ -253,6 +268,9 @@ class Store:
             for action in live.before_removal:
                 action()
         self.alive.clear()
+        for action in self.on_close:
+            action()
+        self.on_close.clear()
         remove_tree(self.folder)
 
 
