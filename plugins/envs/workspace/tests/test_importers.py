@@ -116,3 +116,18 @@ def test_swe_instance_from_our_repo_grades_the_gold_patch_one_and_noop_zero(
     assert noop["score"] == 0.0
     grade = next(s for s in noop["steps"] if s["id"] == "grade")["output"]
     assert grade["partial_credit"] == 0.5  # test_sub still passes: partial credit beside the 0
+
+
+def test_harbor_task_in_docker_oracle_one_noop_zero(
+    docker_engine: None, agentenv_runs: TaskRuns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentenv_docker.api import ensure_base_image
+
+    ensure_base_image(log=lambda message: None)
+    monkeypatch.setenv("AGENTENV_WORKSPACE_SANDBOX", "docker")
+    clear_templates()
+    out = tmp_path / "bundle"
+    import_harbor(HERE / "harbor" / "fix-greeting", out)
+    assert run_bundle(agentenv_runs, out, "fix-greeting")["score"] == 1.0
+    assert run_bundle(agentenv_runs, out, "fix-greeting", "noop")["score"] == 0.0
+    clear_templates()

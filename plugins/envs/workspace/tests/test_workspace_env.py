@@ -202,3 +202,31 @@ def test_a_sigkilled_process_leaves_nothing_after_prune(tmp_path: Path) -> None:
     assert list(root.iterdir())  # the killed process could not clean up
     assert layers.prune(root)
     assert list(root.iterdir()) == [] and layers.mounts_under(root) == []
+
+
+def test_an_interrupted_run_leaves_no_process_mount_or_folder(tmp_path: Path) -> None:
+    import os
+    import signal
+    import sys
+    import time
+
+    root = tmp_path / "interrupted"
+    policy = tmp_path / "slow.toml"
+    policy.write_text('[[turn]]\nactions = [{ call = "exec", args = { command = "sleep 120 & sleep 120" } }]\n')
+    agentenv = Path(sys.executable).parent / "agentenv"
+    child = subprocess.Popen(
+        [str(agentenv), "run", "coding", "--task", "fix-bug", "--agent", str(policy)],
+        env={**os.environ, layers.ROOT_VARIABLE: str(root)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not any(root.glob("*/live/*/tree")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # the command is running
+    child.send_signal(signal.SIGINT)
+    assert child.wait(timeout=60) != 0
+    assert layers.mounts_under(root) == []
+    assert not root.exists() or list(root.iterdir()) == []
+    sleepers = subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True, text=True).stdout.split()
+    assert sleepers == []

@@ -65,8 +65,16 @@ def import_swe(
 
 @app.command("prune")
 def prune() -> None:
-    """Unmount and remove the workspaces of processes that no longer run (a SIGKILLed run leaves them)."""
+    """Remove the containers, mounts and folders of workspaces whose process no longer runs (a SIGKILLed run
+    leaves them)."""
     from agentenv_workspace.layers import prune as run
 
+    containers: list[str] = []
+    try:
+        from agentenv_workspace.container import prune as prune_containers
+
+        containers = prune_containers()
+    except Exception as exc:  # no engine, or agentenv-docker not installed: only the host part
+        print(f"containers not pruned: {type(exc).__name__}: {exc}", file=sys.stderr)
     removed = run()
-    print(f"removed {len(removed)} workspace folder(s)")
+    print(f"removed {len(containers)} container(s) and {len(removed)} workspace folder(s)")

@@ -14,7 +14,6 @@ background reaper, off the episode's path.
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import os
 import queue
@@ -176,7 +175,9 @@ class Store:
         (folder / "layers").mkdir(parents=True, exist_ok=True)
         (folder / "live").mkdir(exist_ok=True)
         store = cls(folder, overlay_supported(folder))
-        atexit.register(store.close)
+        from agentenv_workspace.sandbox import at_shutdown
+
+        at_shutdown(store.close)  # before worker threads are joined: a waiting exec sees its container go
         return store
 
     # ---- layers ------------------------------------------------------------------------------------

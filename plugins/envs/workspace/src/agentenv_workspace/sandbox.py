@@ -11,6 +11,7 @@ paths outside the workspace, but a command can read the host: use it only for tr
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import resource
@@ -18,7 +19,10 @@ import shlex
 import shutil
 import signal
 import subprocess
+import threading
 import time
+from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +57,29 @@ class Outcome:
             "timed_out": self.timed_out,
             "seconds": round(self.seconds, 3),
         }
+
+
+_running: set[subprocess.Popen[bytes]] = set()
+_running_lock = threading.Lock()
+
+
+def kill_running() -> None:
+    """Kill every command still running (a run interrupted while a tool call waits on one)."""
+    with _running_lock:
+        for process in list(_running):
+            _kill(process)
+
+
+def at_shutdown(action: Callable[[], None]) -> None:
+    """Run `action` when the interpreter starts shutting down, before it joins worker threads: a tool call
+    blocked on a command in a worker thread would otherwise keep an interrupted run alive until it ends."""
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        register(action)
+    atexit.register(action)
+
+
+at_shutdown(kill_running)
 
 
 def bwrap_path() -> str | None:
@@ -148,6 +175,9 @@ def run(
         preexec_fn=lambda: _limit(limits),
     )
     timed_out = False
+    with _running_lock:
+        _running.add(process)
+    restore = _kill_on_signal(process)
     try:
         raw, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -158,10 +188,39 @@ def run(
         _kill(process)
         process.wait()
         raise
+    finally:
+        restore()
+        with _running_lock:
+            _running.discard(process)
     truncated = len(raw) > output_limit
     text = raw[:output_limit].decode("utf-8", errors="replace")
     code = process.returncode if not timed_out else 124
     return Outcome(code, text, truncated, timed_out, time.perf_counter() - started)
+
+
+def _kill_on_signal(process: subprocess.Popen[bytes]) -> Callable[[], None]:
+    """While `process` runs in the main thread, Ctrl-C and SIGTERM kill it first, then do what they did before.
+
+    `agentenv run` cancels a run from its event loop's signal handler, which cannot run while a tool call holds
+    the loop; killing the command lets the call return, and the loop then sees the signal and cancels."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous: dict[int, Any] = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+    def handler(signum: int, frame: object) -> None:
+        _kill(process)
+        before = previous[signum]
+        if callable(before):
+            before(signum, frame)
+
+    for signum in previous:
+        signal.signal(signum, handler)
+
+    def restore() -> None:
+        for signum, before in previous.items():
+            signal.signal(signum, before)
+
+    return restore
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
