@@ -22,9 +22,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 MOUNT_POINT = "/workspace"
 LOGS_POINT = "/logs"
