@@ -255,6 +255,8 @@ MATRIX: dict[str, tuple[list[str], Smoke]] = {
     "agentenv-validators": ([], validators_validate),
     "agentenv-hello": ([], bundle_run("hello", None)),
     "agentenv-support-desk": ([], bundle_run("support-refund", 1.0)),
+    "agentenv-workspace": ([], command_help("workspace", "import", "harbor", expect="--out")),
+    "agentenv-coding": ([], bundle_run("coding", None)),
 }  # fmt: skip
 
 
