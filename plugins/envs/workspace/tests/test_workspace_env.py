@@ -212,7 +212,9 @@ def test_an_interrupted_run_leaves_no_process_mount_or_folder(tmp_path: Path) ->
 
     root = tmp_path / "interrupted"
     policy = tmp_path / "slow.toml"
-    policy.write_text('[[turn]]\nactions = [{ call = "exec", args = { command = "sleep 120 & sleep 120" } }]\n')
+    policy.write_text(
+        '[[turn]]\nactions = [{ call = "exec", args = { command = "sleep 1234.5678 & sleep 1234.5678" } }]\n'
+    )
     agentenv = Path(sys.executable).parent / "agentenv"
     child = subprocess.Popen(
         [str(agentenv), "run", "coding", "--task", "fix-bug", "--agent", str(policy)],
@@ -228,5 +230,52 @@ def test_an_interrupted_run_leaves_no_process_mount_or_folder(tmp_path: Path) ->
     assert child.wait(timeout=60) != 0
     assert layers.mounts_under(root) == []
     assert not root.exists() or list(root.iterdir()) == []
-    sleepers = subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True, text=True).stdout.split()
+    sleepers = subprocess.run(["pgrep", "-f", "sleep 1234.5678"], capture_output=True, text=True).stdout.split()
     assert sleepers == []
+
+
+def test_a_sigkilled_docker_run_leaves_nothing_after_prune(docker_engine: None, tmp_path: Path) -> None:
+    import os
+    import signal
+    import sys
+    import tempfile
+
+    from agentenv_docker.api import engine, ensure_base_image
+    from agentenv_workspace import container
+
+    ensure_base_image(log=lambda message: None)
+    root = tmp_path / "killed-docker"
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from agentenv_runtime import Artifact\n"
+        "from agentenv_workspace.env import WorkspaceEnv\n"
+        "env = WorkspaceEnv({'sandbox': 'docker'}); env.load(Artifact.from_file(Path(sys.argv[1])))\n"
+        "out = env.call('exec', {'command': 'true'})\n"
+        "print(env._container.container_id if env._container else out, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    spec = artifact(tmp_path, {"a.txt": "a\n"})
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, spec.source],
+        env={**os.environ, layers.ROOT_VARIABLE: str(root)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        container_id = child.stdout.readline().strip()
+        assert container_id
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        assert engine().containers.get(container_id).status == "running"  # nothing could clean up
+        assert container_id in container.prune()
+        assert layers.prune(root)
+        assert list(root.iterdir()) == [] and layers.mounts_under(root) == []
+        links = Path(tempfile.gettempdir()).glob(f"{container.SOCKET_LINK_PREFIX}*")
+        assert [link for link in links if link.is_symlink() and not link.exists()] == []
+    finally:
+        child.kill()
+        child.wait()
+        container.prune()
+        layers.prune(root)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
+import tempfile
 import threading
 import time
 import uuid
@@ -121,6 +122,27 @@ class Container:
         return Outcome(data["exit_code"], data["output"], data["truncated"], data["timed_out"], data["seconds"])
 
 
+SOCKET_LINK_PREFIX = "agentenv-sock-"
+UNIX_PATH_MAX = 100
+
+
+def short_socket(path: Path) -> Path:
+    """`path`, or the same socket through a short symlink in the temp folder: a unix socket path longer than
+    about 100 bytes cannot be connected to. Dangling links are removed by `prune_links`."""
+    if len(str(path)) <= UNIX_PATH_MAX:
+        return path
+    link = Path(tempfile.gettempdir()) / f"{SOCKET_LINK_PREFIX}{uuid.uuid4().hex[:12]}"
+    link.symlink_to(path.parent)
+    return link / path.name
+
+
+def prune_links() -> None:
+    """Remove socket links whose run folder is gone."""
+    for link in Path(tempfile.gettempdir()).glob(f"{SOCKET_LINK_PREFIX}*"):
+        if link.is_symlink() and not link.exists():
+            link.unlink(missing_ok=True)
+
+
 def _client() -> Any:
     from agentenv_docker.api import engine
 
@@ -154,7 +176,7 @@ def start(
         ensure_base_image(image, log=lambda message: None)  # built from this machine on first use
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "server.py").write_text(SERVER)
-    socket_path = run_dir / SOCKET
+    socket_path = short_socket(run_dir / SOCKET)
     try:
         container = _client().containers.run(
             image,
@@ -231,8 +253,9 @@ class Pool:
             mem_limit=f"{self.limits.memory_mb}m",
             pids_limit=self.limits.processes,
         )
-        _wait(started.id, run_dir / SOCKET)
-        return Warm(Container(started.id, run_dir / SOCKET, self.mount_point), slot)
+        socket_path = short_socket(run_dir / SOCKET)
+        _wait(started.id, socket_path)
+        return Warm(Container(started.id, socket_path, self.mount_point), slot)
 
     def fill(self) -> None:
         """Start containers until `size` wait idle."""
@@ -260,7 +283,7 @@ class Pool:
         layers.bind_mount(logs, warm.slot / "logs")
 
         def release() -> None:
-            remove(warm.container.container_id)
+            remove(warm.container.container_id, warm.container.socket_path)
             layers.remove_tree(warm.slot)
 
         return warm.container, release
@@ -271,7 +294,7 @@ class Pool:
         with self.lock:
             idle, self.idle = self.idle, []
         for warm in idle:
-            remove(warm.container.container_id)
+            remove(warm.container.container_id, warm.container.socket_path)
             layers.remove_tree(warm.slot)
 
 
@@ -342,8 +365,10 @@ def ensure_image(context: Path, timeout: float = 1800.0) -> str:
     return tag
 
 
-def remove(container_id: str) -> None:
-    """Remove a container (gone already is fine)."""
+def remove(container_id: str, socket_path: Path | None = None) -> None:
+    """Remove a container (gone already is fine), and the short link to its socket if it has one."""
+    if socket_path is not None and socket_path.parent.is_symlink():
+        socket_path.parent.unlink(missing_ok=True)
     try:
         _client().containers.get(container_id).remove(force=True)
     except Exception:
@@ -354,6 +379,7 @@ def prune() -> list[str]:
     """Remove workspace containers whose owning process no longer runs; their ids."""
     from agentenv_docker.api import live_owner
 
+    prune_links()
     removed = []
     for container in _client().containers.list(all=True, filters={"label": f"{LABEL}=1"}):
         if live_owner(container.labels) is None:

@@ -354,7 +354,8 @@ class WorkspaceEnv(Env):
                 limits=limits,
                 binds={target: extra / target.strip("/") for target in binds},
             )
-            live.before_removal.append(functools.partial(container.remove, self._container.container_id))
+            running = self._container
+            live.before_removal.append(functools.partial(container.remove, running.container_id, running.socket_path))
         return self._container
 
     # ---- tools -------------------------------------------------------------------------------------

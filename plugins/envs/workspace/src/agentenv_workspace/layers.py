@@ -131,6 +131,9 @@ def prune(root: Path | None = None) -> list[Path]:
             continue
         remove_tree(folder)
         removed.append(folder)
+    from agentenv_workspace.container import prune_links
+
+    prune_links()  # short links to the sockets of containers whose run folder just went
     return removed
 
 
