@@ -77,11 +77,15 @@ asked for) and that the user of that trainer already has. They are not extras on
 (openpipe-art) adds 1,130 lines to uv.lock and forks the workspace's openai for Python >= 3.12, and the trainers
 are tested in venvs of their own (agentenv-rl's tests/test_frameworks.py), never installed into the workspace."""
 
+TASK_DATA = {"artifacts", "hidden"}
+
 
 def undeclared(project: Path) -> list[str]:
     own, names = declared(project)
     problems = []
     for source in sorted((project / "src").rglob("*.py")):
+        if TASK_DATA & set(source.relative_to(project).parts):
+            continue  # a bundle's task repositories and hidden tests import the repository's own modules
         modules = imported_top_levels(source) - own_packages(project) - set(sys.stdlib_module_names)
         for module in sorted(modules - BROUGHT_BY_THE_USER.get(own, set())):
             owners = providers().get(module, set())

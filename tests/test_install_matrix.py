@@ -259,6 +259,8 @@ MATRIX: dict[str, tuple[list[str], Smoke]] = {
                                      artifact="tau2")),
     "agentenv-tau2": ([], bundle_run("tau2-retail", 1.0, "--task", "0", "--agent", "tau2-gold")),
     "agentenv-model-standin": ([], command_help("model", "stand-in", expect="--script")),
+    "agentenv-workspace": ([], command_help("workspace", "import", "harbor", expect="--out")),
+    "agentenv-coding": ([], bundle_run("coding", None)),
 }  # fmt: skip
 
 

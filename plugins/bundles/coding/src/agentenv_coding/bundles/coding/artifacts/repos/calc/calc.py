@@ -1,0 +1,9 @@
+"""A tiny calculator."""
+
+
+def add(a, b):
+    return a - b
+
+
+def sub(a, b):
+    return a - b

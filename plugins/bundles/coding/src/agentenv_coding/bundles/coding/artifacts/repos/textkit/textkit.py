@@ -1,0 +1,6 @@
+"""Small text helpers."""
+
+
+def words(text):
+    """The words of `text`, lower-cased."""
+    return text.lower().split()

@@ -1,0 +1,388 @@
+"""The Docker sandbox: one container per live workspace tree, commands through a small exec server inside it.
+
+The container runs `server.py` (below, standard library only) as its main process; the server listens on a
+unix socket in a host folder bind-mounted at `/run/agentenv`, so commands reach it with no network at all
+(`--network none` unless the workspace allows the network) and without a `docker exec` per call. The tree
+itself is the host's live tree (an overlay mount, see `layers`) bind-mounted at the workspace's mount point,
+so snapshot, reset and fork stay layer operations on the host; what a command changes outside the tree
+(packages installed in the container) is not part of a snapshot.
+
+Containers carry the owner labels of agentenv-docker (`agentenv.owner.*`) and `agentenv.workspace=1`;
+`prune()` removes those whose owning process is gone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentenv_workspace import layers
+from agentenv_workspace.sandbox import LOGS_POINT, SAFE_PATH, Limits, Outcome
+
+DEFAULT_IMAGE = "agentenv/base:py3.11-bookworm"
+LABEL = "agentenv.workspace"
+RUN_POINT = "/run/agentenv"
+SOCKET = "exec.sock"
+SERVER = r"""
+import json, os, resource, signal, socketserver, subprocess, sys, time
+
+LIMITS = json.loads(sys.argv[2])
+
+
+CPU = LIMITS.pop("RLIMIT_CPU")
+for name, value in LIMITS.items():  # inherited by every command (no preexec_fn: commands start by vfork)
+    resource.setrlimit(getattr(resource, name), (value, value))
+
+
+class Handler(socketserver.StreamRequestHandler):
+    def handle(self):
+        line = self.rfile.readline()
+        if not line:  # a readiness probe
+            return
+        request = json.loads(line)
+        started = time.perf_counter()
+        process = subprocess.Popen(["/bin/sh", "-c", request["command"]], cwd=request["cwd"],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   start_new_session=True, env=request["env"])
+        try:
+            resource.prlimit(process.pid, resource.RLIMIT_CPU, (CPU, CPU))
+        except ProcessLookupError:
+            pass
+        timed_out = False
+        try:
+            raw, _ = process.communicate(timeout=request["timeout"])
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(process.pid, signal.SIGKILL)
+            raw, _ = process.communicate()
+        limit_bytes = request["limit"]
+        reply = {"exit_code": 124 if timed_out else process.returncode, "timed_out": timed_out,
+                 "output": raw[:limit_bytes].decode("utf-8", "replace"), "truncated": len(raw) > limit_bytes,
+                 "seconds": time.perf_counter() - started}
+        self.wfile.write(json.dumps(reply).encode() + b"\n")
+
+
+class Server(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+
+
+if len(sys.argv) > 3:  # a warm-pool container: the tree arrives later, mounted below the slot
+    slot, mount_point = sys.argv[3], sys.argv[4]
+    for link, target in ((mount_point, slot + "/tree"), ("/logs", slot + "/logs")):
+        if not os.path.lexists(link):
+            os.makedirs(os.path.dirname(link) or "/", exist_ok=True)
+            os.symlink(target, link)
+path = sys.argv[1]
+if os.path.exists(path):
+    os.unlink(path)
+Server(path, Handler).serve_forever()
+"""
+
+
+class ContainerError(RuntimeError):
+    """The container could not start or stopped answering; the message says why and what to check."""
+
+
+@dataclass
+class Container:
+    container_id: str
+    socket_path: Path
+    mount_point: str
+
+    def exec(self, command: str, *, cwd: str, timeout: float, output_limit: int) -> Outcome:
+        """Run `command` through the exec server (one unix-socket round trip)."""
+        workdir = f"{self.mount_point}/{cwd}".rstrip("/") if cwd not in ("", ".") else self.mount_point
+        request = {
+            "command": command,
+            "cwd": workdir,
+            "timeout": timeout,
+            "limit": output_limit,
+            "env": {"PATH": SAFE_PATH, "HOME": self.mount_point, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+        }
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.settimeout(timeout + 30)
+            try:
+                client.connect(str(self.socket_path))
+                client.sendall(json.dumps(request).encode() + b"\n")
+                reply = client.makefile("rb").readline()
+            except OSError as exc:
+                raise ContainerError(f"container {self.container_id[:12]}: exec server unreachable ({exc})") from exc
+        if not reply:
+            raise ContainerError(f"container {self.container_id[:12]}: the exec server closed without answering")
+        data = json.loads(reply)
+        return Outcome(data["exit_code"], data["output"], data["truncated"], data["timed_out"], data["seconds"])
+
+
+SOCKET_LINK_PREFIX = "agentenv-sock-"
+UNIX_PATH_MAX = 100
+
+
+def short_socket(path: Path) -> Path:
+    """`path`, or the same socket through a short symlink in the temp folder: a unix socket path longer than
+    about 100 bytes cannot be connected to. Dangling links are removed by `prune_links`."""
+    if len(str(path)) <= UNIX_PATH_MAX:
+        return path
+    link = Path(tempfile.gettempdir()) / f"{SOCKET_LINK_PREFIX}{uuid.uuid4().hex[:12]}"
+    link.symlink_to(path.parent)
+    return link / path.name
+
+
+def prune_links() -> None:
+    """Remove socket links whose run folder is gone."""
+    for link in Path(tempfile.gettempdir()).glob(f"{SOCKET_LINK_PREFIX}*"):
+        if link.is_symlink() and not link.exists():
+            link.unlink(missing_ok=True)
+
+
+def _client() -> Any:
+    from agentenv_docker.api import engine
+
+    return engine()
+
+
+def limits_of(limits: Limits) -> dict[str, int]:
+    return {
+        "RLIMIT_CPU": limits.cpu_seconds,
+        "RLIMIT_FSIZE": limits.file_size_mb * 1024 * 1024,
+        "RLIMIT_CORE": 0,
+    }
+
+
+def start(
+    image: str,
+    tree: Path,
+    logs: Path,
+    run_dir: Path,
+    *,
+    mount_point: str,
+    network: bool,
+    limits: Limits,
+    binds: dict[str, Path] | None = None,
+    ready_timeout: float = 60.0,
+) -> Container:
+    """Start a container for `tree` and wait until its exec server answers."""
+    from agentenv_docker.api import ensure_base_image, owner_labels
+
+    if image == DEFAULT_IMAGE:
+        ensure_base_image(image, log=lambda message: None)  # built from this machine on first use
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "server.py").write_text(SERVER)
+    socket_path = short_socket(run_dir / SOCKET)
+    try:
+        container = _client().containers.run(
+            image,
+            ["python3", f"{RUN_POINT}/server.py", f"{RUN_POINT}/{SOCKET}", json.dumps(limits_of(limits))],
+            detach=True,
+            network_mode=None if network else "none",
+            volumes={
+                str(tree): {"bind": mount_point, "mode": "rw"},
+                str(logs): {"bind": LOGS_POINT, "mode": "rw"},
+                str(run_dir): {"bind": RUN_POINT, "mode": "rw"},
+                **{str(source): {"bind": target, "mode": "ro"} for target, source in (binds or {}).items()},
+            },
+            working_dir=mount_point,
+            labels={**owner_labels(), LABEL: "1"},
+            mem_limit=f"{limits.memory_mb}m",
+            pids_limit=limits.processes,
+        )
+    except Exception as exc:
+        raise ContainerError(
+            f"docker sandbox: cannot start a container from {image!r} ({type(exc).__name__}: {exc}); "
+            "is the engine running and the image built (agentenv docker base-image)?"
+        ) from exc
+    _wait(container.id, socket_path, ready_timeout)
+    return Container(container.id, socket_path, mount_point)
+
+
+SLOT_POINT = "/agentenv-slot"
+
+
+@dataclass
+class Warm:
+    """A started container waiting for a tree: its slot folder shows, inside it, whatever is mounted below."""
+
+    container: Container
+    slot: Path
+
+
+class Pool:
+    """Started containers of one kind (image, network, limits, mount point), so an episode does not wait for a
+    `docker run`: claiming one bind-mounts the tree and the logs folder into its slot (propagated into the
+    container, see `layers.bind_mount`) and starts a replacement in the background."""
+
+    def __init__(self, folder: Path, image: str, *, mount_point: str, network: bool, limits: Limits, size: int) -> None:
+        self.folder, self.image, self.size = folder, image, size
+        self.mount_point, self.network, self.limits = mount_point, network, limits
+        self.idle: list[Warm] = []
+        self.lock = threading.Lock()
+        self.filling: threading.Thread | None = None
+
+    def _start_one(self) -> Warm:
+        from agentenv_docker.api import ensure_base_image, owner_labels
+
+        if self.image == DEFAULT_IMAGE:
+            ensure_base_image(self.image, log=lambda message: None)
+        slot = self.folder / uuid.uuid4().hex[:12]
+        (slot / "tree").mkdir(parents=True)
+        (slot / "logs").mkdir()
+        layers.bind_mount(slot, slot, shared=True)
+        run_dir = self.folder / f"{slot.name}.run"
+        run_dir.mkdir()
+        (run_dir / "server.py").write_text(SERVER)
+        import docker
+
+        mount = docker.types.Mount(SLOT_POINT, str(slot), type="bind", propagation="rslave")
+        limits = json.dumps(limits_of(self.limits))
+        started = _client().containers.run(
+            self.image,
+            ["python3", f"{RUN_POINT}/server.py", f"{RUN_POINT}/{SOCKET}", limits, SLOT_POINT, self.mount_point],
+            detach=True,
+            network_mode=None if self.network else "none",
+            mounts=[mount],
+            volumes={str(run_dir): {"bind": RUN_POINT, "mode": "rw"}},
+            labels={**owner_labels(), LABEL: "1"},
+            mem_limit=f"{self.limits.memory_mb}m",
+            pids_limit=self.limits.processes,
+        )
+        socket_path = short_socket(run_dir / SOCKET)
+        _wait(started.id, socket_path)
+        return Warm(Container(started.id, socket_path, self.mount_point), slot)
+
+    def fill(self) -> None:
+        """Start containers until `size` wait idle."""
+        while True:
+            with self.lock:
+                if len(self.idle) >= self.size:
+                    return
+            warm = self._start_one()
+            with self.lock:
+                self.idle.append(warm)
+
+    def _refill(self) -> None:
+        if self.filling is None or not self.filling.is_alive():
+            self.filling = threading.Thread(target=self.fill, name="workspace-pool", daemon=True)
+            self.filling.start()
+
+    def claim(self, tree: Path, logs: Path) -> tuple[Container, Callable[[], None]]:
+        """A started container showing `tree` at the mount point; and what gives it back (removes it)."""
+        with self.lock:
+            warm = self.idle.pop() if self.idle else None
+        if warm is None:
+            warm = self._start_one()
+        self._refill()
+        layers.bind_mount(tree, warm.slot / "tree")
+        layers.bind_mount(logs, warm.slot / "logs")
+
+        def release() -> None:
+            remove(warm.container.container_id, warm.container.socket_path)
+            layers.remove_tree(warm.slot)
+
+        return warm.container, release
+
+    def close(self) -> None:
+        if self.filling is not None:
+            self.filling.join()
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for warm in idle:
+            remove(warm.container.container_id, warm.container.socket_path)
+            layers.remove_tree(warm.slot)
+
+
+_pools: dict[tuple[Any, ...], Pool] = {}
+_pools_lock = threading.Lock()
+
+
+def pool(image: str, *, mount_point: str, network: bool, limits: Limits, size: int) -> Pool:
+    """The process's pool for containers of this kind (made, and filled in the background, on first use)."""
+    key = (image, mount_point, network, limits, size, id(layers.store()))
+    with _pools_lock:
+        found = _pools.get(key)
+        if found is None:
+            store = layers.store()
+            folder = store.folder / "pool" / uuid.uuid4().hex[:8]
+            folder.mkdir(parents=True)
+            found = _pools[key] = Pool(
+                folder, image, mount_point=mount_point, network=network, limits=limits, size=size
+            )
+            store.on_close.append(found.close)
+            found._refill()
+        return found
+
+
+def _wait(container_id: str, socket_path: Path, ready_timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + ready_timeout
+    while not _answers(socket_path):  # the socket file appears at bind(), before listen(): connect to be sure
+        if time.monotonic() > deadline:
+            remove(container_id)
+            raise ContainerError(f"docker sandbox: the exec server in {container_id[:12]} did not start in time")
+        time.sleep(0.005)
+
+
+def _answers(socket_path: Path) -> bool:
+    if not socket_path.exists():
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(socket_path))
+        except OSError:
+            return False
+    return True
+
+
+def context_tag(context: Path) -> str:
+    """The image tag of a build context: its content hash, so an unchanged Dockerfile is built once."""
+    hasher = hashlib.sha256()
+    for path in sorted(p for p in context.rglob("*") if p.is_file()):
+        hasher.update(f"{path.relative_to(context).as_posix()}\0".encode() + path.read_bytes() + b"\0")
+    return f"agentenv-workspace:{hasher.hexdigest()[:16]}"
+
+
+def ensure_image(context: Path, timeout: float = 1800.0) -> str:
+    """Build the Dockerfile in `context` unless an image of that content exists; its tag."""
+    if not (context / "Dockerfile").is_file():
+        raise ContainerError(f"workspace setting `dockerfile`: no Dockerfile in {context}")
+    tag = context_tag(context)
+    client = _client()
+    try:
+        client.images.get(tag)
+        return tag
+    except Exception:
+        pass
+    try:
+        client.images.build(path=str(context), tag=tag, rm=True, timeout=int(timeout), labels={LABEL: "1"})
+    except Exception as exc:
+        raise ContainerError(f"workspace setting `dockerfile`: building {context} failed: {exc}") from exc
+    return tag
+
+
+def remove(container_id: str, socket_path: Path | None = None) -> None:
+    """Remove a container (gone already is fine), and the short link to its socket if it has one."""
+    if socket_path is not None and socket_path.parent.is_symlink():
+        socket_path.parent.unlink(missing_ok=True)
+    try:
+        _client().containers.get(container_id).remove(force=True)
+    except Exception:
+        return
+
+
+def prune() -> list[str]:
+    """Remove workspace containers whose owning process no longer runs; their ids."""
+    from agentenv_docker.api import live_owner
+
+    prune_links()
+    removed = []
+    for container in _client().containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+        if live_owner(container.labels) is None:
+            container.remove(force=True)
+            removed.append(container.id)
+    return removed
