@@ -173,3 +173,34 @@ def test_a_bad_server_breaks_nothing_else_in_the_world() -> None:
     assert sorted(world.tools) == before and list(world.envs) == ["helpdesk"]
     assert not running(good_marker)  # the server started before the bad one was stopped again
     assert world.call("get_ticket", {"ticket_id": "TCK-9001"}).ok
+
+
+def test_serve_with_a_bad_mcp_server_fails_with_its_name(tmp_path: Path) -> None:
+    import subprocess
+
+    agentenv = Path(sys.executable).with_name("agentenv")
+    bad = f"broken_db={sys.executable} {FAULTY} exit"
+    done = subprocess.run(
+        [str(agentenv), "serve", "helpdesk", "--port", "0", "--mcp", bad], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2
+    assert "error: --mcp env broken_db: the MCP server" in done.stderr
+    assert "cannot open the database: permission denied" in done.stderr
+
+
+def test_probe_lists_what_a_world_would_see() -> None:
+    import subprocess
+
+    agentenv = Path(sys.executable).with_name("agentenv")
+    done = subprocess.run(
+        [str(agentenv), "mcp", "probe", f"counter={sys.executable} {FAULTY} ok"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:2] == ["env counter: 3 tool(s)", "  bump: Add `by` to the counter."]
+    refused = subprocess.run(
+        [str(agentenv), "mcp", "probe", f"odd={sys.executable} {FAULTY} bad-schema"], capture_output=True, text=True
+    )
+    assert refused.returncode == 2 and "env odd: tool 'broken'" in refused.stderr
