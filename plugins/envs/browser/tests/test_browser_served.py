@@ -5,38 +5,17 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from agentenv_testing.services import agentenv_serve
 
 
 @pytest.fixture
 def served(chromium: str) -> Iterator[str]:
-    agentenv = Path(sys.executable).with_name("agentenv")
-    server = subprocess.Popen(
-        [str(agentenv), "serve", "browser", "--port", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env={"AGENTENV_CHROMIUM": chromium, "PATH": "/usr/bin:/bin"},
-    )
-    try:
-        assert server.stderr is not None
-        seen = []
-        for line in server.stderr:
-            seen.append(line)
-            found = re.match(r"Serving world \S+ at (\S+)", line)
-            if found:
-                yield found.group(1)
-                break
-        else:
-            pytest.fail("agentenv serve ended before serving:\n" + "".join(seen))
-    finally:
-        server.terminate()
-        server.wait(30)
+    with agentenv_serve(["browser"], env={"AGENTENV_CHROMIUM": chromium, "PATH": "/usr/bin:/bin"}) as url:
+        yield url
 
 
 async def drive(url: str, site: str) -> dict[str, Any]:

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import shlex
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ import httpx
 import pytest
 from agentenv_mcp.api import attach, build_spec, close_servers
 from agentenv_runtime import build_world
+from agentenv_testing.services import agentenv_serve
 
 pytestmark = pytest.mark.slow  # makes venvs of the servers (once per session)
 
@@ -97,27 +96,12 @@ def served(servers_bin: Path, repo: Path, tmp_path: Path) -> Iterator[str]:
     """`agentenv serve helpdesk --mcp git=… --mcp time=…` on a free loopback port; its URL."""
     roles = tmp_path / "roles.toml"
     roles.write_text(ROLE_FILE)
-    agentenv = Path(sys.executable).with_name("agentenv")
-    command = [str(agentenv), "serve", "helpdesk", "-a", "acme", "--role-file", str(roles), "--port", "0"]
-    command += ["--token", "control=env:TOKEN_CONTROL"]
-    command += ["--mcp", f"git={git_spec(servers_bin, repo)}", "--mcp", f"time={time_spec(servers_bin)}"]
+    args = ["helpdesk", "-a", "acme", "--role-file", str(roles), "--token", "control=env:TOKEN_CONTROL"]
+    args += ["--mcp", f"git={git_spec(servers_bin, repo)}", "--mcp", f"time={time_spec(servers_bin)}"]
     env = {**os.environ, "TOKEN_SUPPORT": TOKENS["support"], "TOKEN_LEAD": TOKENS["lead"]}
     env["TOKEN_CONTROL"] = TOKENS["control"]
-    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        assert server.stderr is not None
-        seen = []
-        for line in server.stderr:
-            seen.append(line)
-            found = re.match(r"Serving world \S+ at (\S+)", line)
-            if found:
-                yield found.group(1)
-                break
-        else:
-            pytest.fail("agentenv serve ended before serving:\n" + "".join(seen))
-    finally:
-        server.terminate()
-        server.wait(30)
+    with agentenv_serve(args, env=env) as url:
+        yield url
 
 
 async def tools_and_calls(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> tuple[set[str], list[Any]]:
