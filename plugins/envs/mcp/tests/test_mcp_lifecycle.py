@@ -204,3 +204,34 @@ def test_probe_lists_what_a_world_would_see() -> None:
         [str(agentenv), "mcp", "probe", f"odd={sys.executable} {FAULTY} bad-schema"], capture_output=True, text=True
     )
     assert refused.returncode == 2 and "env odd: tool 'broken'" in refused.stderr
+
+
+def test_the_three_forms_parse_and_bad_declarations_name_the_field() -> None:
+    from agentenv_mcp.api import McpSpecError, parse_spec
+
+    image = parse_spec("git=docker:mcp/git:1 --repository /repo")
+    assert image.argv() == [
+        "docker",
+        "run",
+        "-i",
+        "--rm",
+        "--label",
+        "agentenv.mcp=git",
+        "mcp/git:1",
+        "--repository",
+        "/repo",
+    ]
+    assert parse_spec("web=https://example.test/mcp").url == "https://example.test/mcp"
+    assert not parse_spec("web=https://example.test/mcp").started
+    assert parse_spec('t={"command": ["mcp-server-time"], "reset_tool": "reset"}').reset_tool == "reset"
+    assert parse_spec("t=mcp-server-time --local-timezone UTC").argv() == ["mcp-server-time", "--local-timezone", "UTC"]
+    with pytest.raises(McpSpecError, match=r"--mcp 'nothing': expected NAME=COMMAND"):
+        parse_spec("nothing")
+    with pytest.raises(
+        McpSpecError, match=r"--mcp t: .*give exactly one of `command`, `url` or `image` \(got command, url\)"
+    ):
+        parse_spec('t={"command": "x", "url": "http://h/mcp"}')
+    with pytest.raises(McpSpecError, match=r"--mcp 9x: .*use a plain identifier"):
+        parse_spec("9x=cmd")
+    with pytest.raises(McpSpecError, match=r"--mcp t: reset_tol: Extra inputs are not permitted"):
+        parse_spec('t={"command": "x", "reset_tol": "reset"}')

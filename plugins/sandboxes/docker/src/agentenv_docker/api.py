@@ -5,6 +5,15 @@ agentenv-gcp do, for their image stores' pushes and pulls).
 """
 
 from agentenv_docker.archives import archive_digest, content_tag, engine, pull_archive, push_archive
+from agentenv_docker.base_image import ensure_base_image
 from agentenv_docker.images import ensure_world_image
 
-__all__ = ["archive_digest", "content_tag", "engine", "ensure_world_image", "pull_archive", "push_archive"]
+__all__ = [
+    "archive_digest",
+    "content_tag",
+    "engine",
+    "ensure_base_image",
+    "ensure_world_image",
+    "pull_archive",
+    "push_archive",
+]
