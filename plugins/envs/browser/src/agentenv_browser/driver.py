@@ -25,6 +25,8 @@ CANDIDATES = ("/usr/lib/chromium/chromium-headless-shell", "/usr/lib/chromium/ch
 """Debian's real binaries (not the /usr/bin/chromium shell wrapper, which adds flags and noise); the headless
 shell first: half the memory per page and a faster launch."""
 CALL_TIMEOUT = 60.0
+SPARE_CONTEXTS = True
+"""Make each episode's context ahead of time (see `BrowserHost.fresh_page`); the bench turns it off for its baseline."""
 
 
 class BrowserUnavailable(RuntimeError):
@@ -60,6 +62,8 @@ class BrowserHost:
         self._thread.start()
         self._playwright: Any = None
         self.browser: Any = None
+        self._spares: dict[tuple[int, int], asyncio.Task[tuple[Any, Any]]] = {}
+        """Viewport → a context and page being made (or made) ahead of the next episode that asks for one."""
         try:
             self.run(self._launch)
         except BaseException:
@@ -71,6 +75,34 @@ class BrowserHost:
 
         self._playwright = await async_playwright().start()
         self.browser = await self._playwright.chromium.launch(executable_path=self.executable, headless=self.headless)
+
+    async def fresh_page(self, width: int, height: int) -> tuple[Any, Any]:
+        """A new, never-used context and its page (call on the browser's loop).
+
+        The one handed out was made ahead, while the previous episode ran, and another is started at once: an
+        episode reset then waits for neither the context nor the page. Made ahead or now, it is just as fresh
+        (no cookies, storage or history)."""
+        key = (width, height)
+        spare = self._spares.pop(key, None)
+        made = await spare if spare is not None else await self._new_page(width, height)
+        if SPARE_CONTEXTS:
+            self._spares[key] = asyncio.ensure_future(self._new_page(width, height))
+        return made
+
+    def drop_spares(self) -> None:
+        """Close the contexts made ahead (a bench's baseline, or a caller that wants no idle context)."""
+
+        async def drop() -> None:
+            spares, self._spares = list(self._spares.values()), {}
+            for spare in spares:
+                context, _ = await spare
+                await context.close()
+
+        self.run(drop)
+
+    async def _new_page(self, width: int, height: int) -> tuple[Any, Any]:
+        context = await self.browser.new_context(viewport={"width": width, "height": height})
+        return context, await context.new_page()
 
     def run(self, func: Callable[[], Awaitable[T]], timeout: float = CALL_TIMEOUT) -> T:
         """Run `func()` on the browser's loop and wait for its result (from any thread but that loop's own)."""

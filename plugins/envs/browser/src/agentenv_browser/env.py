@@ -91,9 +91,8 @@ class BrowserEnv(Env):
 
     async def _open(self, host: BrowserHost) -> None:
         options = self.options
-        self._context = await host.browser.new_context(viewport={"width": options.width, "height": options.height})
+        self._context, self._page = await host.fresh_page(options.width, options.height)
         self._context.set_default_timeout(options.action_timeout_ms)
-        self._page = await self._context.new_page()
         if options.start_url:
             await self._page.goto(options.start_url)
 
