@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -176,3 +178,25 @@ def docker_engine_problem() -> str | None:
     if done.returncode != 0:
         return f"`docker info` failed: {(done.stderr or done.stdout).strip()[-300:]}"
     return None
+
+
+@contextlib.contextmanager
+def agentenv_serve(args: Sequence[str], env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run `agentenv serve ARGS…` (this interpreter's `agentenv`) as a process on a free port (`--port 0`), yield
+    its base URL once it says it serves, and stop it. A server that ends before serving fails with its output."""
+    agentenv = Path(sys.executable).with_name("agentenv")
+    command = [str(agentenv), "serve", *args, "--port", "0"]
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert server.stderr is not None
+        seen = []
+        for line in server.stderr:
+            seen.append(line)
+            found = re.match(r"Serving world \S+ at (\S+)", line)
+            if found:
+                yield found.group(1)
+                return
+        raise ServiceFailed(f"{' '.join(command)} ended before serving:\n{''.join(seen)}")
+    finally:
+        server.terminate()
+        server.wait(30)

@@ -84,6 +84,9 @@ class InstallCheck:
     problems: list[str] = field(default_factory=list)
     worlds: dict[str, World] = field(default_factory=dict)
     """deploy_env step id → a world of the same envs and roles (empty, for tool and role names)."""
+    open_worlds: set[str] = field(default_factory=set)
+    """deploy_env step ids whose worlds gain tools only when deployed (MCP servers, `mcp`): a tool name the
+    preflight world lacks may be theirs, so it is checked by the deploy instead."""
 
     @property
     def base(self) -> Path:
@@ -111,6 +114,8 @@ class InstallCheck:
 
     def tool_missing(self, step: StepDecl, where: str, tool: Any, world: World | None) -> None:
         if world is not None and isinstance(tool, str) and tool not in world.tools and tool != GET_TIME:
+            if any(self.worlds.get(step_id) is world for step_id in self.open_worlds):
+                return
             self.problem(step, where, unknown_tool_message(tool, world))
 
     # ---- worlds --------------------------------------------------------------------------------------
@@ -152,8 +157,11 @@ class InstallCheck:
             self.problem(step, "field `envs`", str(exc))
             return
         self.worlds[step.id] = world
-        for where, message in world.role_problems():
-            self.problem(step, f"field `{where}`", message)
+        if fields.get("mcp"):
+            self.open_worlds.add(step.id)  # roles may name the servers' tools: the deploy checks them
+        else:
+            for where, message in world.role_problems():
+                self.problem(step, f"field `{where}`", message)
         self.artifacts(step, "artifacts", fields, world)
 
     def load_artifact(self, step: StepDecl, fields: dict[str, Any]) -> None:

@@ -144,6 +144,13 @@ class World:
         self.envs[env.name] = env
         self.tools = self._namespace()
 
+    def remove_env(self, name: str) -> Env:
+        """Take an app out of the world (one that could not be started fully, say); its tools go with it."""
+        env = self.env(name)
+        del self.envs[name]
+        self.tools = self._namespace()
+        return env
+
     def role_problems(self) -> list[tuple[str, str]]:
         """(field, message) for each role list naming a tool the world lacks (`roles.NAME.tools` or
         `roles.NAME.deny`): a typo in `deny` would otherwise grant the tool."""

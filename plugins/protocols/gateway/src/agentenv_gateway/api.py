@@ -9,5 +9,18 @@ from agentenv_gateway.app import build_app
 from agentenv_gateway.client import McpToolAccess, export_of
 from agentenv_gateway.protocol import resolve
 from agentenv_gateway.server import ServeError, serve_in_thread
+from agentenv_gateway.upstream import UpstreamConnection, UpstreamEnv, UpstreamError, upstream_env_class
 
-__all__ = ["McpToolAccess", "ServeError", "build_app", "client", "export_of", "resolve", "serve_in_thread"]
+__all__ = [
+    "McpToolAccess",
+    "ServeError",
+    "UpstreamConnection",
+    "UpstreamEnv",
+    "UpstreamError",
+    "build_app",
+    "client",
+    "export_of",
+    "resolve",
+    "serve_in_thread",
+    "upstream_env_class",
+]

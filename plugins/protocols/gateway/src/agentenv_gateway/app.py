@@ -47,7 +47,7 @@ from agentenv_gateway.auth import (
 from agentenv_gateway.core import ROLE_SCOPE_KEY, TOKEN_ROLE_SCOPE_KEY, BodyTooLarge, Gateway, dumps
 from agentenv_gateway.limits import GatewayLimits
 from agentenv_gateway.protocol import CHILD_PREFIX, MCP_PATH, REST_PATH, RPC_PATH, served_card
-from agentenv_gateway.upstream import UpstreamConnection, parse_upstream, upstream_env_class
+from agentenv_gateway.upstream import UpstreamConnection, UpstreamEnv, parse_upstream, upstream_env_class
 
 OPENAPI_PATH = "/openapi.json"
 STATUS_BY_CODE = {"invalid_arguments": 400, "forbidden": 403, "unknown_tool": 404, "tool_failed": 500}
@@ -320,8 +320,10 @@ def build_app(
         for connection in connections:
             connection.close()
         raise
+    # An MCP server in the world (fronted here, or an env of agentenv-mcp) answers from another process.
+    offload = bool(connections) or any(isinstance(env, UpstreamEnv) for env in world.envs.values())
     gateway = Gateway(
-        world, tokens=tokens, control_roles=control_roles, limits=limits, offload=bool(connections), reset_to=reset_to
+        world, tokens=tokens, control_roles=control_roles, limits=limits, offload=offload, reset_to=reset_to
     )
     return GatewayApp(gateway, url=url, json_response=json_response, upstreams=connections)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,6 +42,14 @@ def serve(
     upstream: Annotated[
         list[str],
         typer.Option("--upstream", help="NAME=COMMAND… (stdio) or NAME=http://…/mcp: front an MCP server; repeatable."),
+    ] = [],  # noqa: B006
+    mcp: Annotated[
+        list[str],
+        typer.Option(
+            "--mcp",
+            help="NAME=COMMAND…, NAME=http://…/mcp, NAME=docker:IMAGE or NAME={json}: an MCP server as an env of "
+            "the world, started and stopped with it, restarted on data/reset (needs agentenv-mcp); repeatable.",
+        ),
     ] = [],  # noqa: B006
     url: Annotated[str | None, typer.Option(help="Public base URL for the card (default: from each request).")] = None,
     settings_file: Annotated[
@@ -80,6 +89,7 @@ def serve(
     if reset_to not in ("loaded", "empty"):
         fail(f"--reset-to {reset_to}: must be `loaded` (back to the last load) or `empty` (clear)", code=2)
         return
+    stop_servers = _no_servers
     try:
         roles, tokens = load_role_file(role_file) if role_file else ({}, {})
         tokens |= parse_token_flags(token)
@@ -93,6 +103,7 @@ def serve(
         env_settings = _read_settings(settings_file) if settings_file else None
         limits = GatewayLimits.from_config(load_config())
         world = build_world(envs, artifacts=artifact, roles=roles or None, seed=seed, settings=env_settings)
+        stop_servers = _attach_mcp(world, mcp)
         if rate is not None and start is None:
             raise ValueError("--rate: give --start too (the virtual time the clock starts from)")
         if start is not None:
@@ -102,6 +113,7 @@ def serve(
             world, tokens=tokens or None, upstreams=upstream or None, url=url, reset_to=reset_to, limits=limits
         )
     except (AuthConfigError, WorldError, ArtifactError, UpstreamError, ValueError, ToolSchemaError) as exc:
+        stop_servers()
         where = f"{role_file}: " if role_file and str(exc).startswith("roles.") else ""
         fail(where + str(exc), code=2)
         return
@@ -124,6 +136,26 @@ def serve(
         pass
     finally:
         app.close()
+        stop_servers()
+
+
+def _no_servers() -> None:
+    """What stops the `--mcp` servers when there are none."""
+
+
+def _attach_mcp(world: Any, specs: list[str]) -> Callable[[], None]:
+    """Start the `--mcp` servers as envs of `world`; returns what stops them. Errors come as ValueError."""
+    if not specs:
+        return _no_servers
+    try:
+        from agentenv_mcp.api import McpServerError, attach, close_servers, parse_spec
+    except ImportError:
+        raise ValueError("--mcp needs agentenv-mcp; install it with `agentenv plugin add agentenv-mcp`") from None
+    try:
+        attach(world, [parse_spec(spec) for spec in specs])
+    except McpServerError as exc:
+        raise ValueError(f"--mcp {exc}") from None
+    return lambda: close_servers(world)
 
 
 def _read_settings(path: Path) -> dict[str, dict[str, Any]]:

@@ -18,7 +18,7 @@ import json
 import shlex
 import threading
 from contextlib import AsyncExitStack
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TextIO
 
 from agentenv_runtime import Env, ToolSpec
 from pydantic import BaseModel, ConfigDict, create_model
@@ -64,10 +64,22 @@ def parse_upstream(spec: str) -> tuple[str, str]:
 class UpstreamConnection:
     """One live MCP client session (stdio or streamable HTTP) on a private event loop thread."""
 
-    def __init__(self, name: str, target: str, *, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        target: str,
+        *,
+        headers: dict[str, str] | None = None,
+        errlog: TextIO | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.name = name
         self.target = target
         self.headers = headers or {}
+        self.errlog = errlog
+        """Where a stdio server's stderr goes (default: ours); a server that floods it needs a bounded sink."""
+        self.env = env
+        """Extra environment variables of a stdio server (the MCP SDK merges them over its safe default set)."""
         self.session: Any = None
         self.tools: list[Any] = []
         self._loop = asyncio.new_event_loop()
@@ -75,6 +87,9 @@ class UpstreamConnection:
         self._ready: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
         self._stop: asyncio.Event | None = None
         self._main: concurrent.futures.Future[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ended = threading.Event()
+        """Set once the session (and the server process with it) has been torn down."""
 
     @property
     def is_http(self) -> bool:
@@ -98,6 +113,7 @@ class UpstreamConnection:
         from mcp.client.session import ClientSession
 
         self._stop = asyncio.Event()
+        self._task = asyncio.current_task()
         try:
             async with AsyncExitStack() as stack:
                 streams = await stack.enter_async_context(self._transport(stack))
@@ -112,6 +128,8 @@ class UpstreamConnection:
                 self._ready.set_exception(exc)
             else:
                 raise
+        finally:
+            self._ended.set()
 
     def _transport(self, stack: AsyncExitStack) -> Any:
         if self.is_http:
@@ -124,7 +142,8 @@ class UpstreamConnection:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         argv = shlex.split(self.target)
-        return stdio_client(StdioServerParameters(command=argv[0], args=argv[1:]))
+        parameters = StdioServerParameters(command=argv[0], args=argv[1:], env=self.env)  # merged over the SDK's
+        return stdio_client(parameters) if self.errlog is None else stdio_client(parameters, errlog=self.errlog)
 
     @staticmethod
     async def _list(session: Any) -> list[Any]:
@@ -157,6 +176,12 @@ class UpstreamConnection:
         """End the session (a stdio server process is terminated) and stop the loop thread."""
         if self._stop is not None and self._loop.is_running():
             self._loop.call_soon_threadsafe(self._stop.set)
+        task = self._task
+        if task is not None and not self._ready.done() and self._loop.is_running():
+            # Still connecting (a server that hangs before it answers): cancelling unwinds the transport, which
+            # ends the server process (the SDK shields that cleanup), instead of leaving it behind a stopped loop.
+            self._loop.call_soon_threadsafe(task.cancel)
+            self._ended.wait(10)
         if self._main is not None:
             # Closing anyway: a failing shutdown must not mask the caller's own error.
             with contextlib.suppress(BaseException):
@@ -178,7 +203,8 @@ def _root(exc: BaseException) -> str:
 class UpstreamEnv(Env):
     """Base of the per-upstream env classes made by `upstream_env_class`."""
 
-    connection: ClassVar[UpstreamConnection]
+    connection: UpstreamConnection
+    """Set on the class by `upstream_env_class`; an env that owns its server sets its own per instance."""
     # The state lives upstream. The table exists because SQLite cannot serialize a database with no
     # pages, and the kernel snapshots every env at construction.
     schema: ClassVar[str] = "CREATE TABLE upstream_calls (seq INTEGER PRIMARY KEY, tool TEXT NOT NULL);"

@@ -60,6 +60,12 @@ class DeployEnvSettings(StepSettings):
         default_factory=dict, description="Role → {tools, deny}; the `default` role sees every tool unless redefined."
     )
     settings: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Env name → that env's settings.")
+    mcp: dict[str, str | dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Env name → an MCP server that joins the world as that env, started with it and stopped on "
+        "teardown: a command line, or {command | url | image, args, env, reset_tool, start_timeout} "
+        "(needs agentenv-mcp).",
+    )
     sandbox: str = Field(
         INLINE,
         min_length=1,
@@ -100,6 +106,7 @@ class DeployEnv(CoreStep[DeployEnvSettings]):
         for env in settings.settings:
             if env not in settings.envs:
                 problems.append((f"settings.{env}", f"{env!r} is not deployed (envs: {', '.join(settings.envs)})"))
+        problems.extend(_mcp_problems(settings))
         if SYSTEM_ROLE in settings.roles:
             problems.append((f"roles.{SYSTEM_ROLE}", f"{SYSTEM_ROLE!r} is reserved for world rules; use another name"))
         try:
@@ -140,9 +147,10 @@ class DeployEnv(CoreStep[DeployEnvSettings]):
         model = model_settings(ctx)
         if model is not None:  # persona triggers with `reply.llm = true` answer through the configured model
             world.responder = llm_responder(model, ctx.seed)
-        ctx.add_resource(step_id, world, _teardown(ctx, step_id, world))
+        stop_servers = _attach_mcp(settings, world)  # each deploy starts its own servers: their state is theirs
+        ctx.add_resource(step_id, world, _teardown(ctx, step_id, world, stop_servers))
         return {
-            "envs": list(classes),
+            "envs": list(world.envs),
             "tools": len(world.tools),
             "artifacts": [artifact.ref for _, artifact in pairs],
             "sandbox": settings.sandbox,
@@ -221,7 +229,8 @@ def _build_template(
         world = World(_make_envs(settings, classes), roles=_roles(settings), trigger_kinds=kinds or None)
     except WorldError as exc:
         raise StepFailed(f"field `envs`: {exc}") from None
-    _check_roles(world)
+    if not settings.mcp:  # otherwise checked once the servers joined (a role may name their tools)
+        _check_roles(world)
     for env_name, artifact in pairs:
         try:
             world.env(env_name).load(artifact)
@@ -230,15 +239,68 @@ def _build_template(
     return world
 
 
-def _teardown(ctx: StepContext, step_id: str, world: World) -> Any:
-    """Nothing runs outside the process; forget the world so its memory goes with the run."""
+def _teardown(ctx: StepContext, step_id: str, world: World, stop_servers: Any = None) -> Any:
+    """Stop the world's MCP servers, if any; forget the world so its memory goes with the run."""
 
     def drop() -> None:
+        if stop_servers is not None:
+            stop_servers()
         resources = getattr(ctx, "resources", None)
         if isinstance(resources, dict) and resources.get(step_id) is world:
             del resources[step_id]
 
     return drop
+
+
+def _mcp_api() -> Any:
+    try:
+        from agentenv_mcp import api
+    except ImportError:
+        raise StepFailed(
+            "field `mcp`: MCP servers as envs need agentenv-mcp; install it with `agentenv plugin add agentenv-mcp`"
+        ) from None
+    return api
+
+
+def _mcp_problems(settings: DeployEnvSettings) -> list[tuple[str, str]]:
+    """(field, message) for each `mcp` entry that cannot work, before anything starts."""
+    if not settings.mcp:
+        return []
+    try:
+        api = _mcp_api()
+    except StepFailed as exc:
+        return [("mcp", str(exc).removeprefix("field `mcp`: "))]
+    problems = []
+    for name, fields in settings.mcp.items():
+        if name in settings.envs:
+            problems.append((f"mcp.{name}", f"{name!r} is also in `envs`; give the server another name"))
+            continue
+        try:
+            api.build_spec(name, fields, where=f"mcp.{name}")
+        except ValueError as exc:
+            problems.append((f"mcp.{name}", str(exc).removeprefix(f"mcp.{name}: ")))
+    return problems
+
+
+def _attach_mcp(settings: DeployEnvSettings, world: World) -> Any:
+    """Start the step's MCP servers as envs of `world`, then check the roles; returns what stops them."""
+    if not settings.mcp:
+        return None
+    api = _mcp_api()
+    specs = [api.build_spec(name, fields, where=f"mcp.{name}") for name, fields in settings.mcp.items()]
+    try:
+        servers = api.attach(world, specs)
+    except api.McpServerError as exc:
+        name = str(exc).removeprefix("env ").split(":", 1)[0]
+        raise StepFailed(f"field `mcp.{name}`: {exc}") from None
+    except WorldError as exc:
+        raise StepFailed(f"field `mcp`: {exc}") from None
+    try:
+        _check_roles(world)
+    except BaseException:
+        api.detach(world, servers)
+        raise
+    return lambda: api.close_servers(world)
 
 
 def clear_templates() -> None:
@@ -384,6 +446,11 @@ async def _deploy_served(
     from agentenv_runtime import RUN_LABEL, NoSandbox, create_in_chain, make_provider
 
     client = _gateway_client()
+    if settings.mcp:
+        raise StepFailed(
+            "field `mcp`: MCP servers join worlds deployed in process for now; use sandbox = "
+            f"{INLINE!r}, or serve the world yourself with `agentenv serve ENVS --mcp NAME=COMMAND`"
+        )
     if RESERVED_SERVED_ROLE in settings.roles:
         raise StepFailed(
             f"field `roles.{RESERVED_SERVED_ROLE}`: a served world keeps role {RESERVED_SERVED_ROLE!r} for its "

@@ -1,0 +1,155 @@
+"""One Chromium per process, shared by every browser env in it; each env gets its own browser context.
+
+Launching Chromium costs hundreds of milliseconds and about 200 MiB; a context costs a few milliseconds and
+tens of MiB, and isolates cookies, storage and history. So episodes (resets, forks) get fresh contexts on one
+browser. Playwright's objects belong to the event loop that made them, and world calls come from any thread
+(the gateway's world thread, a trainer's workers), so the browser lives on a private loop thread and callers hand
+it coroutines, as the MCP client does for upstream servers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import os
+import shutil
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+CHROMIUM_VAR = "AGENTENV_CHROMIUM"
+CANDIDATES = ("/usr/lib/chromium/chromium-headless-shell", "/usr/lib/chromium/chromium")
+"""Debian's real binaries (not the /usr/bin/chromium shell wrapper, which adds flags and noise); the headless
+shell first: half the memory per page and a faster launch."""
+CALL_TIMEOUT = 60.0
+SPARE_CONTEXTS = True
+"""Make each episode's context ahead of time (see `BrowserHost.fresh_page`); the bench turns it off for its baseline."""
+
+
+class BrowserUnavailable(RuntimeError):
+    """No Chromium to drive; the message says how to get one."""
+
+
+def find_chromium(configured: str | None = None) -> str:
+    """The Chromium executable: the setting, then $AGENTENV_CHROMIUM, then Debian's binaries, then PATH."""
+    for candidate in (configured, os.environ.get(CHROMIUM_VAR)):
+        if candidate:
+            if not os.access(candidate, os.X_OK):
+                raise BrowserUnavailable(f"executable_path {candidate!r}: not an executable file")
+            return candidate
+    for candidate in CANDIDATES:
+        if os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    raise BrowserUnavailable(
+        "no Chromium found; install Debian's: `apt-get install --no-install-recommends chromium`, or set "
+        f"${CHROMIUM_VAR} / the env setting executable_path to a Chromium binary"
+    )
+
+
+class BrowserHost:
+    """A launched Chromium on its own event-loop thread."""
+
+    def __init__(self, executable: str, headless: bool = True) -> None:
+        self.executable, self.headless = executable, headless
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="agentenv-browser", daemon=True)
+        self._thread.start()
+        self._playwright: Any = None
+        self.browser: Any = None
+        self._spares: dict[tuple[int, int], asyncio.Task[tuple[Any, Any]]] = {}
+        """Viewport → a context and page being made (or made) ahead of the next episode that asks for one."""
+        try:
+            self.run(self._launch)
+        except BaseException:
+            self.close()
+            raise
+
+    async def _launch(self) -> None:
+        from playwright.async_api import async_playwright
+
+        self._playwright = await async_playwright().start()
+        self.browser = await self._playwright.chromium.launch(executable_path=self.executable, headless=self.headless)
+
+    async def fresh_page(self, width: int, height: int) -> tuple[Any, Any]:
+        """A new, never-used context and its page (call on the browser's loop).
+
+        The one handed out was made ahead, while the previous episode ran, and another is started at once: an
+        episode reset then waits for neither the context nor the page. Made ahead or now, it is just as fresh
+        (no cookies, storage or history)."""
+        key = (width, height)
+        spare = self._spares.pop(key, None)
+        made = await spare if spare is not None else await self._new_page(width, height)
+        if SPARE_CONTEXTS:
+            self._spares[key] = asyncio.ensure_future(self._new_page(width, height))
+        return made
+
+    def drop_spares(self) -> None:
+        """Close the contexts made ahead (a bench's baseline, or a caller that wants no idle context)."""
+
+        async def drop() -> None:
+            spares, self._spares = list(self._spares.values()), {}
+            for spare in spares:
+                context, _ = await spare
+                await context.close()
+
+        self.run(drop)
+
+    async def _new_page(self, width: int, height: int) -> tuple[Any, Any]:
+        context = await self.browser.new_context(viewport={"width": width, "height": height})
+        return context, await context.new_page()
+
+    def run(self, func: Callable[[], Awaitable[T]], timeout: float = CALL_TIMEOUT) -> T:
+        """Run `func()` on the browser's loop and wait for its result (from any thread but that loop's own)."""
+
+        async def call() -> T:
+            return await func()
+
+        future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(call(), self._loop)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError(f"the browser did not answer within {timeout:.0f}s") from None
+
+    def close(self) -> None:
+        async def stop() -> None:
+            if self.browser is not None:
+                await self.browser.close()
+            if self._playwright is not None:
+                await self._playwright.stop()
+
+        if self._loop.is_running():
+            with contextlib.suppress(Exception):  # closing anyway: the process is going away
+                asyncio.run_coroutine_threadsafe(stop(), self._loop).result(15)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(15)
+
+
+_HOSTS: dict[tuple[str, bool], BrowserHost] = {}
+_LOCK = threading.Lock()
+
+
+def shared_host(executable: str, headless: bool = True) -> BrowserHost:
+    """The process's browser for this executable and mode, launched on first use."""
+    key = (executable, headless)
+    with _LOCK:
+        host = _HOSTS.get(key)
+        if host is None:
+            host = _HOSTS[key] = BrowserHost(executable, headless)
+        return host
+
+
+@atexit.register
+def close_hosts() -> None:
+    """Stop every browser this process launched (also at exit, so no Chromium outlives its process)."""
+    with _LOCK:
+        hosts = list(_HOSTS.values())
+        _HOSTS.clear()
+    for host in hosts:
+        host.close()

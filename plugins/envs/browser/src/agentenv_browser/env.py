@@ -1,0 +1,317 @@
+"""`browser`: a real Chromium page as an app of the world, with tools for text-based and screen-based agents.
+
+Each env instance (one per deployed world, fork or episode) has its own browser context on the process's shared
+Chromium (see `driver`), made on the first tool call: `reset()` and `fork()` drop it, so the next episode starts
+with no cookies, storage or history, at `start_url`. What the world keeps as the browser's state is the visit
+log and the screenshots (SQLite, like every env), so a world snapshot carries them; the page itself is not
+state (a restore does not bring a page back).
+
+`snapshot` lists the page one element a line with ids (`[7] button "Refund"`); `click`, `type` and `select`
+take those ids. `mouse_click(x, y)` and `key` act on the screen as a pixel-based agent would; `screenshot`
+returns the PNG (base64) and records it, so the run's trajectory holds every screenshot taken.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, ClassVar, Literal, Self, TypeVar
+
+from agentenv_runtime import Env, ToolError, tool
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentenv_browser.driver import BrowserHost, BrowserUnavailable, find_chromium, shared_host
+from agentenv_browser.tree import ID_ATTRIBUTE, MAX_LINES, SCRIPT
+
+T = TypeVar("T")
+ElementId = Annotated[int, Field(ge=1, description="An element id from the last `snapshot`, e.g. 7 for `[7] button`.")]
+Url = Annotated[str, Field(min_length=1, max_length=4000, pattern=r"^(https?://|about:blank$)")]
+
+
+class BrowserSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    executable_path: str | None = Field(
+        None, description="Chromium binary (default: $AGENTENV_CHROMIUM, then Debian's /usr/lib/chromium)."
+    )
+    headless: bool = Field(True, description="Run without a window (a headed browser needs a display: Xvfb).")
+    width: int = Field(1280, ge=200, le=3840, description="Viewport width in CSS pixels.")
+    height: int = Field(720, ge=200, le=2160, description="Viewport height in CSS pixels.")
+    start_url: str | None = Field(None, description="Where each fresh context starts (default: about:blank).")
+    action_timeout_ms: int = Field(5000, ge=100, le=120_000, description="How long an action waits for its element.")
+
+
+class BrowserEnv(Env):
+    """A real Chromium browser page: navigate, read the page as a tree of elements, click, type, screenshot."""
+
+    name = "browser"
+    Settings: ClassVar[type[BaseModel]] = BrowserSettings
+    schema = """
+    CREATE TABLE visits (seq INTEGER PRIMARY KEY, url TEXT NOT NULL, title TEXT NOT NULL);
+    CREATE TABLE screenshots (
+        id INTEGER PRIMARY KEY, url TEXT NOT NULL, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL, png BLOB NOT NULL
+    );
+    """
+
+    def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
+        super().__init__(settings)
+        self._page: Any = None
+        self._context: Any = None
+
+    @property
+    def options(self) -> BrowserSettings:
+        assert isinstance(self.settings, BrowserSettings)
+        return self.settings
+
+    # ---- the page ----------------------------------------------------------------------------------
+    def _host(self) -> BrowserHost:
+        try:
+            return shared_host(find_chromium(self.options.executable_path), self.options.headless)
+        except BrowserUnavailable as exc:
+            raise ToolError(str(exc), code="browser_unavailable") from None
+
+    def _on_page(self, action: Callable[[Any], Awaitable[T]]) -> T:
+        """Run `action(page)` on this env's page, making the context first when it has none."""
+        host = self._host()
+
+        async def run() -> T:
+            if self._page is None:
+                await self._open(host)
+            return await action(self._page)
+
+        try:
+            return host.run(run)
+        except ToolError:
+            raise
+        except Exception as exc:  # playwright's errors (timeouts, a navigation that failed) are failed calls
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ToolError(f"browser: {message}", code="browser_error") from None
+
+    async def _open(self, host: BrowserHost) -> None:
+        options = self.options
+        self._context, self._page = await host.fresh_page(options.width, options.height)
+        self._context.set_default_timeout(options.action_timeout_ms)
+        if options.start_url:
+            await self._page.goto(options.start_url)
+
+    def close(self) -> None:
+        """Close this env's context (the shared browser stays for the others)."""
+        context, self._context, self._page = self._context, None, None
+        if context is not None:
+            host = self._host()
+            with contextlib.suppress(Exception):  # the browser may be gone already: nothing left to close then
+                host.run(context.close)
+
+    def reset(self) -> None:
+        self.close()
+        super().reset()
+
+    def fork(self) -> Self:
+        clone = super().fork()
+        clone._page = clone._context = None  # the copy's own context, made on its first call
+        return clone
+
+    async def _where(self, page: Any) -> dict[str, Any]:
+        return {"url": page.url, "title": await page.title()}
+
+    def _element(self, page: Any, element: int) -> Any:
+        return page.locator(f'[{ID_ATTRIBUTE}="{element}"]')
+
+    async def _existing(self, page: Any, element: int) -> Any:
+        locator = self._element(page, element)
+        if await locator.count() == 0:
+            raise ToolError(
+                f"no element [{element}] on this page; take a `snapshot` for current ids", code="no_element"
+            )
+        return locator
+
+    def _visit(self, where: dict[str, Any]) -> dict[str, Any]:
+        self.db.execute("INSERT INTO visits (url, title) VALUES (?, ?)", (where["url"], where["title"]))
+        return where
+
+    # ---- tools for text-based agents ---------------------------------------------------------------
+    @tool
+    def goto(self, url: Url) -> dict[str, Any]:
+        """Open a URL in the page.
+
+        Args:
+            url: An http(s) URL, or about:blank.
+        """
+
+        async def go(page: Any) -> dict[str, Any]:
+            response = await page.goto(url)
+            return await self._where(page) | {"status": response.status if response is not None else None}
+
+        return self._visit(self._on_page(go))
+
+    @tool(name="snapshot", read_only=True)
+    def read_page(self) -> dict[str, Any]:
+        """The page as a tree of elements, one a line with an id to act on: `[7] button "Refund"`."""
+
+        async def read(page: Any) -> dict[str, Any]:
+            tree = await page.evaluate(SCRIPT, [MAX_LINES, ID_ATTRIBUTE])
+            return await self._where(page) | {"tree": tree}
+
+        return self._on_page(read)
+
+    @tool
+    def click(self, element: ElementId) -> dict[str, Any]:
+        """Click an element of the last snapshot.
+
+        Args:
+            element: Its id, e.g. 7 for `[7] button "Refund"`.
+        """
+
+        async def act(page: Any) -> dict[str, Any]:
+            await (await self._existing(page, element)).click()
+            await page.wait_for_load_state()
+            return await self._where(page)
+
+        return self._visit(self._on_page(act))
+
+    @tool
+    def type(
+        self,
+        element: ElementId,
+        text: Annotated[str, Field(max_length=10_000)],
+        submit: bool = False,
+    ) -> dict[str, Any]:
+        """Replace the text of an input or textarea; optionally press Enter after.
+
+        Args:
+            element: The field's id from the last snapshot.
+            text: What the field should hold.
+            submit: Press Enter afterwards (submits most forms).
+        """
+
+        async def act(page: Any) -> dict[str, Any]:
+            field = await self._existing(page, element)
+            await field.fill(text)
+            if submit:
+                await field.press("Enter")
+                await page.wait_for_load_state()
+            return await self._where(page)
+
+        return self._visit(self._on_page(act))
+
+    @tool
+    def select(self, element: ElementId, option: Annotated[str, Field(min_length=1)]) -> dict[str, Any]:
+        """Choose an option of a drop-down by its label or value.
+
+        Args:
+            element: The drop-down's id from the last snapshot.
+            option: The option's visible label or its value.
+        """
+
+        async def act(page: Any) -> dict[str, Any]:
+            box = await self._existing(page, element)
+            try:
+                chosen = await box.select_option(label=option, timeout=1000)
+            except Exception:
+                chosen = await box.select_option(value=option)
+            return await self._where(page) | {"selected": chosen}
+
+        return self._on_page(act)
+
+    @tool
+    def scroll(
+        self, direction: Literal["up", "down"] = "down", pixels: Annotated[int, Field(ge=1, le=20_000)] = 600
+    ) -> dict[str, Any]:
+        """Scroll the page.
+
+        Args:
+            direction: up or down.
+            pixels: How far, in CSS pixels (default 600).
+        """
+
+        async def act(page: Any) -> dict[str, Any]:
+            await page.mouse.wheel(0, pixels if direction == "down" else -pixels)
+            offset = await page.evaluate("() => window.scrollY")
+            return await self._where(page) | {"scroll_y": offset}
+
+        return self._on_page(act)
+
+    @tool
+    def back(self) -> dict[str, Any]:
+        """Go back one page in this tab's history."""
+
+        async def act(page: Any) -> dict[str, Any]:
+            await page.go_back()
+            return await self._where(page)
+
+        return self._visit(self._on_page(act))
+
+    @tool
+    def screenshot(self, full_page: bool = False) -> dict[str, Any]:
+        """A PNG of the viewport (or the whole page), recorded with the run.
+
+        Args:
+            full_page: The whole scrollable page instead of the viewport.
+        """
+
+        async def shoot(page: Any) -> tuple[bytes, dict[str, Any]]:
+            return await page.screenshot(full_page=full_page, type="png"), await self._where(page)
+
+        png, where = self._on_page(shoot)
+        digest = hashlib.sha256(png).hexdigest()
+        cursor = self.db.execute(
+            "INSERT INTO screenshots (url, sha256, bytes, png) VALUES (?, ?, ?, ?)",
+            (where["url"], digest, len(png), png),
+        )
+        return where | {
+            "screenshot_id": cursor.lastrowid,
+            "sha256": digest,
+            "bytes": len(png),
+            "png_base64": base64.b64encode(png).decode("ascii"),
+        }
+
+    # ---- tools for screen-based agents -------------------------------------------------------------
+    @tool
+    def mouse_click(
+        self,
+        x: Annotated[float, Field(ge=0, le=10_000)],
+        y: Annotated[float, Field(ge=0, le=10_000)],
+        button: Literal["left", "right", "middle"] = "left",
+    ) -> dict[str, Any]:
+        """Click at a point of the viewport, as seen on a screenshot.
+
+        Args:
+            x: Pixels from the left edge.
+            y: Pixels from the top edge.
+            button: left, right or middle.
+        """
+
+        async def act(page: Any) -> dict[str, Any]:
+            # Through the element under the point: the same mouse events at the same pixel, and playwright then
+            # waits for a navigation the click starts (a bare mouse.click would return before it).
+            target = (await page.evaluate_handle("([x, y]) => document.elementFromPoint(x, y)", [x, y])).as_element()
+            box = await target.bounding_box() if target is not None else None
+            if target is None or box is None:
+                await page.mouse.click(x, y, button=button)
+            else:
+                await target.click(position={"x": x - box["x"], "y": y - box["y"]}, button=button, force=True)
+            await page.wait_for_load_state()
+            return await self._where(page)
+
+        return self._visit(self._on_page(act))
+
+    @tool
+    def key(self, key: Annotated[str, Field(min_length=1, max_length=64)]) -> dict[str, Any]:
+        """Press a key or a chord on the focused element: Enter, Tab, Escape, ArrowDown, Control+A, a letter.
+
+        Args:
+            key: The key in playwright's names (Enter, Tab, Shift+Tab, Control+A, …).
+        """
+
+        async def act(page: Any) -> dict[str, Any]:
+            focused = page.locator(":focus")
+            if await focused.count():
+                await focused.press(key)  # waits for a navigation the key starts (Enter in a form)
+            else:
+                await page.keyboard.press(key)
+            await page.wait_for_load_state()
+            return await self._where(page)
+
+        return self._visit(self._on_page(act))
