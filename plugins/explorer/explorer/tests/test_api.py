@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import agentenv_explorer
 import httpx
 import pytest
 from agentenv_testing.services import LoopbackService
@@ -170,6 +173,9 @@ def test_openapi_lists_every_route(explorer: LoopbackService) -> None:
 def test_ui_files_are_served(explorer: LoopbackService) -> None:
     page = get(explorer, "/")
     assert page.status_code == 200 and '<script type="module"' in page.text
+    modules = sorted(p.name for p in (Path(agentenv_explorer.__file__).parent / "static").glob("*.js"))
+    preloaded = sorted(re.findall(r'<link rel="modulepreload" href="/static/([^"]+)">', page.text))
+    assert preloaded == modules, "index.html preloads every module (a missing one is fetched late, import by import)"
     assert get(explorer, "/static/app.js").headers["content-type"].startswith("text/javascript")
     assert get(explorer, "/static/..%2Fapp.py").status_code == 404
 

@@ -73,6 +73,7 @@ async function trajectorySection(container, run) {
         offset > 0 ? el("button", { onclick: () => { offset = Math.max(0, offset - PAGE); load(); } }, "← earlier") : null,
         ` events ${page.events.length ? offset + 1 : 0}–${offset + page.events.length}${total} `,
         page.next_offset !== null ? el("button", { id: "events-next", onclick: () => { offset = page.next_offset; load(); } }, "later →") : null));
+    performance.mark("trajectory-rendered"); // User Timing, read by bench/explorer_bench.py
   }
   const form = el("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); offset = 0; load(); } }, filters, el("button", { type: "submit" }, "Filter events"));
   container.replaceChildren(el("h2", {}, "Trajectory"), el("p", { class: "legend" },

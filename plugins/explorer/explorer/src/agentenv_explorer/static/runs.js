@@ -61,6 +61,7 @@ export async function runsPage(main, params) {
     body.replaceChildren(
       page.runs.length ? table(["", "run", "status", "score", "task", "seed", "agent", "duration", "started (UTC)"], rows, { id: "runs-table" })
         : el("p", { class: "empty" }, "No runs match. Run one: agentenv run hello"), pager);
+    performance.mark("runs-rendered"); // User Timing: bench/explorer_bench.py reads when the rows were shown
     clearTimeout(timer);
     if (page.runs.some((r) => r.status === "running") || state.offset === 0) timer = setTimeout(refresh, REFRESH_MS);
   }
