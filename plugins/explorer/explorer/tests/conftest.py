@@ -89,7 +89,7 @@ class Project:
     folder: Path
     env: dict[str, str]
     runs: dict[str, str]
-    """hello, refund_pass, refund_fail → run id."""
+    """hello, refund_pass, refund_fail, living (living-world's day-one: triggers, a refusal, clock jumps) → run id."""
 
 
 def run_cli(project_env: dict[str, str], folder: Path, *args: str) -> dict[str, object]:
@@ -116,6 +116,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
         "hello": run_cli(env, folder, "hello"),
         "refund_pass": run_cli(env, folder, "support-refund"),
         "refund_fail": run_cli(env, folder, "support-refund", "--agent", "wrong_solver"),
+        "living": run_cli(env, folder, "living-world", "--task", "day-one"),
     }
     assert runs["refund_pass"]["passed"] is True and runs["refund_fail"]["passed"] is False
     return Project(folder, env, {name: str(summary["run_id"]) for name, summary in runs.items()})

@@ -124,3 +124,23 @@ def test_start_hello_and_watch_it_finish(page: Any, explorer: LoopbackService) -
     page.locator("#events-table").wait_for()
     assert "post_message" in page.inner_text("#events-table")
     shoot(page, "run-hello.png")
+
+
+def test_the_timeline_shows_triggers_refusals_access_and_clock_jumps(
+    page: Any, explorer: LoopbackService, project: Project
+) -> None:
+    page.goto(f"{explorer.url}/#/run/{project.runs['living']}")
+    page.locator("#events-table").wait_for()
+    timeline = page.locator("svg.timeline")
+    assert timeline.locator("circle.mark.trigger").count() >= 3
+    assert timeline.locator("circle.mark.trigger-call").count() >= 1  # a call a trigger made, on the world lane
+    assert timeline.locator("circle.mark.access").count() == 1
+    assert "clock +30 min" in timeline.locator(".clock-jump").first.inner_html()
+    lanes = timeline.locator(".lane text").all_text_contents()
+    assert "support" in lanes and "world rules" in lanes
+    refused = timeline.locator("circle.mark.refused")
+    assert refused.count() == 1
+    refused.click()
+    detail = page.inner_text("#event-detail")
+    assert "refused issue_refund" in detail and "may not call 'issue_refund'" in detail
+    shoot(page, "run-living-world.png")
