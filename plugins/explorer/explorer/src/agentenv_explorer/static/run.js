@@ -47,7 +47,7 @@ function eventRow(event, pick) {
     el("td", {}, event.role || ""), el("td", {}, what), el("td", {}, outcome));
 }
 
-async function trajectorySection(container, run) {
+async function trajectorySection(container, run, firstPage) {
   const detail = el("div", { id: "event-detail", class: "detail" }, "Click an event to see its arguments and result.");
   const pick = (event) => detail.replaceChildren(el("h4", {}, `#${event.seq} ${kindOf(event)} ${event.tool || event.trigger || ""}`),
     el("div", { class: "columns" }, el("div", {}, el("h5", {}, "arguments"), json(event.args ?? null)),
@@ -60,7 +60,9 @@ async function trajectorySection(container, run) {
     const values = Object.fromEntries(filters.map((f) => [f.name, f.value]));
     let page;
     try {
-      page = await api(`/api/runs/${run.id}/trajectory` + query({ ...values, offset, limit: PAGE }));
+      const first = firstPage;
+      firstPage = null; // asked for with the record, so the first page costs no extra round trip
+      page = await (first || api(`/api/runs/${run.id}/trajectory` + query({ ...values, offset, limit: PAGE })));
     } catch (error) {
       list.replaceChildren(errorBox(error));
       return;
@@ -101,6 +103,8 @@ function liveSection(container, run, steps, refreshSteps) {
 
 export async function runPage(main, runId) {
   let run, steps, verifier;
+  const firstPage = api(`/api/runs/${runId}/trajectory` + query({ offset: 0, limit: PAGE }));
+  firstPage.catch(() => {}); // a run with no stored trajectory yet answers 409; the section says so instead
   try {
     [run, steps, verifier] = await Promise.all([api(`/api/runs/${runId}`), api(`/api/runs/${runId}/steps`), api(`/api/runs/${runId}/verifier`)]);
   } catch (error) {
@@ -128,7 +132,7 @@ export async function runPage(main, runId) {
     el("h2", {}, "Verifier"), el("div", { id: "verifier" }, verifierBox(verifier)),
     trajectory, live,
     el("h2", {}, "Transcript"), transcript(steps.steps), panels);
-  await trajectorySection(trajectory, run);
+  await trajectorySection(trajectory, run, firstPage);
   if (run.status === "running") liveSection(live, run, steps.steps, refreshSteps);
   await panelsFor("run", panels, run.id);
 }
