@@ -46,6 +46,12 @@ def page(browser: Any) -> Iterator[Any]:
     assert errors == [], f"the page raised: {errors}"
 
 
+def visit(page: Any, explorer: LoopbackService, route: str, ready: str) -> None:
+    """Open the UI at `#/route` and wait until `ready` (a selector) is on the page."""
+    page.goto(f"{explorer.url}/#/{route}")
+    page.locator(ready).first.wait_for()
+
+
 def shoot(page: Any, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / name), full_page=True)
@@ -67,8 +73,7 @@ def test_the_runs_page_lists_and_filters_runs(page: Any, explorer: LoopbackServi
 def test_the_support_refund_run_shows_the_refund_call_and_the_score(
     page: Any, explorer: LoopbackService, project: Project
 ) -> None:
-    page.goto(f"{explorer.url}/#/run/{project.runs['refund_pass']}")
-    page.locator("#events-table").wait_for()
+    visit(page, explorer, f"run/{project.runs['refund_pass']}", "#events-table")
     assert page.inner_text("#run-score") == "1.00"
     assert page.locator("svg.dag g.step.succeeded").count() == 5
     rows = page.locator("#events-table tbody tr")
@@ -88,8 +93,7 @@ def test_the_support_refund_run_shows_the_refund_call_and_the_score(
 def test_the_world_page_shows_the_card_roles_and_tables_note(
     page: Any, explorer: LoopbackService, project: Project
 ) -> None:
-    page.goto(f"{explorer.url}/#/world/{project.runs['refund_fail']}")
-    page.locator("#role-tools").wait_for()
+    visit(page, explorer, f"world/{project.runs['refund_fail']}", "#role-tools")
     refund_row = page.locator("#role-tools tr", has_text="issue_refund").first
     cells = [c.strip() for c in refund_row.locator("td").all_inner_texts()]
     assert cells[0] == "issue_refund" and cells[1:] == ["✓", "✓", "–"]  # default, billing_lead, support
@@ -129,8 +133,7 @@ def test_start_hello_and_watch_it_finish(page: Any, explorer: LoopbackService) -
 def test_the_timeline_shows_triggers_refusals_access_and_clock_jumps(
     page: Any, explorer: LoopbackService, project: Project
 ) -> None:
-    page.goto(f"{explorer.url}/#/run/{project.runs['living']}")
-    page.locator("#events-table").wait_for()
+    visit(page, explorer, f"run/{project.runs['living']}", "#events-table")
     timeline = page.locator("svg.timeline")
     assert timeline.locator("circle.mark.trigger").count() >= 3
     assert timeline.locator("circle.mark.trigger-call").count() >= 1  # a call a trigger made, on the world lane

@@ -101,3 +101,17 @@ def test_a_run_that_cannot_start_is_422_with_the_reason(explorer: LoopbackServic
 def test_cancel_a_finished_run_is_409(explorer: LoopbackService, project: Project) -> None:
     answer = httpx.post(f"{explorer.url}/api/runs/{project.runs['hello']}/cancel", timeout=30)
     assert answer.status_code == 409 and "not running" in answer.json()["error"]
+
+
+def test_closing_the_launcher_cancels_its_runs_and_removes_its_logs(project: Project) -> None:
+    import asyncio
+
+    from agentenv_explorer.launcher import Launcher
+
+    launcher = Launcher(project.folder, project.env)
+    started = asyncio.run(launcher.start({"bundle": "waiting"}))
+    launch = launcher.launches[started["run"]]
+    assert launch.alive() and launcher.folder.is_dir()
+    launcher.close()
+    assert launch.process.returncode == 143  # `agentenv run` cancelled by SIGTERM: torn down, record kept
+    assert not launcher.folder.exists()

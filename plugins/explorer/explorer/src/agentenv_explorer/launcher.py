@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -82,8 +83,10 @@ def command(arguments: Mapping[str, Any]) -> list[str]:
 
 
 class Launcher:
-    def __init__(self, workdir: Path | None = None) -> None:
+    def __init__(self, workdir: Path | None = None, environ: Mapping[str, str] | None = None) -> None:
         self.workdir = workdir or Path.cwd()
+        self.environ = dict(os.environ if environ is None else environ)
+        """The runs' environment (the explorer's own by default: the same config and plugin filters)."""
         self.folder = Path(tempfile.mkdtemp(prefix="agentenv-explorer-"))  # 0700: only this user reads the logs
         self.launches: dict[str, Launch] = {}
 
@@ -93,7 +96,7 @@ class Launcher:
         number = len(self.launches) + 1
         events, stderr = self.folder / f"{number}.events.jsonl", self.folder / f"{number}.stderr"
         events.touch()
-        env = {**os.environ, "AGENTENV_EVENTS": str(events)}
+        env = {**self.environ, "AGENTENV_EVENTS": str(events)}
         with stderr.open("wb") as err:
             process = subprocess.Popen(
                 command(arguments), cwd=self.workdir, env=env, stdout=subprocess.DEVNULL, stderr=err
@@ -160,7 +163,8 @@ class Launcher:
                 await asyncio.sleep(POLL_S)
 
     def close(self) -> None:
-        """Cancel what is still running (each run tears down and records) and wait for it."""
+        """Cancel what is still running (each run tears down and records), wait for it, and remove the event logs
+        (what the runs recorded is in the stores)."""
         for launch in self.launches.values():
             if launch.alive():
                 launch.process.send_signal(signal.SIGTERM)
@@ -170,6 +174,7 @@ class Launcher:
             except subprocess.TimeoutExpired:
                 launch.process.kill()
                 launch.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _first_run_id(events: Path) -> str | None:
