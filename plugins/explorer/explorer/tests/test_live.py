@@ -115,3 +115,23 @@ def test_closing_the_launcher_cancels_its_runs_and_removes_its_logs(project: Pro
     launcher.close()
     assert launch.process.returncode == 143  # `agentenv run` cancelled by SIGTERM: torn down, record kept
     assert not launcher.folder.exists()
+
+
+def test_stopping_the_server_cancels_the_runs_it_started(project: Project, make_explorer_service: Any) -> None:
+    import os
+    import signal
+
+    service = make_explorer_service(project, log_name="up-stop.log").start()
+    try:
+        run_id = start(service, {"bundle": "waiting"}).json()["run"]
+        for name, data in stream(service, run_id):
+            if name == "step_started" and data["step"]["id"] == "review":
+                break
+        assert service.process is not None
+        os.kill(service.process.pid, signal.SIGTERM)  # the server alone, not its process group
+        assert service.process.wait(timeout=120) == 143
+    finally:
+        service.stop()
+    with make_explorer_service(project, log_name="up-again.log") as again:
+        record = httpx.get(f"{again.url}/api/runs/{run_id}", timeout=30).json()
+    assert record["status"] == "cancelled"

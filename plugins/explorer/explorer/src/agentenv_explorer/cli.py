@@ -58,6 +58,7 @@ def main(argv: Sequence[str]) -> int:
 
 
 def serve(app: object, explorer: object, host: str, port: int, token: str | None, note: str | None) -> int:
+    import signal
     import socket
 
     import uvicorn
@@ -78,8 +79,15 @@ def serve(app: object, explorer: object, host: str, port: int, token: str | None
         print(note, file=sys.stderr)
     print(f"explorer at {url}", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))  # type: ignore[arg-type]
+    # uvicorn shuts down on SIGTERM, then raises the signal again with the handler that was there before it: this
+    # one turns it into SystemExit, so the `finally` below still cancels the runs started here.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         server.run(sockets=[sock])
     finally:
         explorer.launcher.close()  # type: ignore[attr-defined]
     return 0
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
