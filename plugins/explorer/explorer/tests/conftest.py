@@ -36,7 +36,10 @@ def explorer_panels():
     def data(record, records):
         return {"task": record["task"], "steps": len(record.get("steps") or [])}
 
-    return [Panel("run-notes", "Run notes", "run", HERE / "notes.js", data)]
+    return [
+        Panel("run-notes", "Run notes", "run", HERE / "notes.js", data),
+        Panel("overview", "Overview", "page", HERE / "notes.js", lambda record, records: None),
+    ]
 """
 WAITING_TASK = """
 name = "wait-for-review"
@@ -58,7 +61,7 @@ timeout = 3600
 """
 NOTES_JS = """
 export function render(element, data) {
-  element.textContent = `notes: task ${data.task}, ${data.steps} steps`;
+  element.textContent = data ? `notes: task ${data.task}, ${data.steps} steps` : "a page of its own";
 }
 """
 

@@ -155,9 +155,13 @@ def test_bundles_tasks_schema_envs_plugins_registry(explorer: LoopbackService) -
     assert plugins["ok"] is True and "agentenv-explorer" in {p["distribution"] for p in plugins["plugins"]}
     assert get(explorer, "/api/registry").json() == {"entries": []}
     panels = get(explorer, "/api/panels").json()["panels"]
-    assert panels == [
-        {"name": "run-notes", "title": "Run notes", "place": "run", "script": "/api/panels/run-notes/script"}
-    ]
+    assert [(p["name"], p["place"]) for p in panels] == [("run-notes", "run"), ("overview", "page")]
+    assert panels[0] == {
+        "name": "run-notes",
+        "title": "Run notes",
+        "place": "run",
+        "script": "/api/panels/run-notes/script",
+    }
     assert "export function render" in get(explorer, "/api/panels/run-notes/script").text
     assert get(explorer, "/api/panels/nothing/script").status_code == 404
 

@@ -147,3 +147,10 @@ def test_the_timeline_shows_triggers_refusals_access_and_clock_jumps(
     detail = page.inner_text("#event-detail")
     assert "refused issue_refund" in detail and "may not call 'issue_refund'" in detail
     shoot(page, "run-living-world.png")
+
+
+def test_a_plugin_page_is_in_the_navigation(page: Any, explorer: LoopbackService) -> None:
+    visit(page, explorer, "runs", "#nav a[href='#/page/overview']")
+    page.click("#nav a[href='#/page/overview']")
+    page.locator("main .panel-body", has_text="a page of its own").wait_for()
+    assert page.inner_text("main h1") == "Overview"
