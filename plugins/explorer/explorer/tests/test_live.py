@@ -60,6 +60,14 @@ def test_cancel_a_waiting_run(explorer: LoopbackService) -> None:
     assert record["status"] == "cancelled"  # the runtime's own teardown recorded it
     again = httpx.post(f"{explorer.url}/api/runs/{run_id}/cancel", timeout=30)
     assert again.status_code == 409 and "not running (status cancelled)" in again.json()["error"]
+    # a run that did not succeed stores its world's snapshot: the world page shows the tables it ended with
+    world = httpx.get(f"{explorer.url}/api/runs/{run_id}/world", timeout=60).json()
+    assert world["tables_note"] is None and world["tables"]["slack.users"]["count"] > 0
+    users = world["tables"]["slack.users"]
+    assert "user_id" in users["columns"] or "id" in users["columns"]
+    assert len(users["rows"]) == min(users["count"], 200)
+    same = httpx.get(f"{explorer.url}/api/compare", params={"a": run_id, "b": run_id}, timeout=60).json()
+    assert same["tables"] == {} and same["trajectory"]["identical"] is True  # both snapshots read, nothing differs
 
 
 def test_stream_of_a_stored_run_ends_at_once(explorer: LoopbackService, project: Project) -> None:

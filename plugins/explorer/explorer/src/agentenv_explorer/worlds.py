@@ -59,10 +59,15 @@ def tables(world: Any) -> dict[str, dict[str, Any]]:
         for table in names:
             cursor = db.execute(f'SELECT * FROM "{table}" LIMIT {ROWS_SHOWN}')
             columns = [c[0] for c in cursor.description]
-            rows = [list(row) for row in cursor.fetchall()]
+            rows = [[_cell(value) for value in row] for row in cursor.fetchall()]
             (count,) = db.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()
             out[f"{name}.{table}"] = {"columns": columns, "rows": rows, "count": count}
     return out
+
+
+def _cell(value: Any) -> Any:
+    """A table cell as JSON: SQLite gives text, numbers, None and bytes (shown by size; they are blobs)."""
+    return f"<{len(value)} bytes>" if isinstance(value, bytes) else value
 
 
 def role_tools(world: Any, roles: Mapping[str, Any]) -> dict[str, list[str]]:
