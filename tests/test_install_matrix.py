@@ -251,6 +251,7 @@ MATRIX: dict[str, tuple[list[str], Smoke]] = {
     "agentenv-rl": ([], command_help("runs", "export", expect="chat-jsonl")),
     "agentenv-openenv": ([], command_help("openenv", "serve", expect="--max-sessions")),
     "agentenv-ray": ([], registers("runners", ["ray"])),
+    "agentenv-explorer": ([], command_help("up", expect="--token")),
     "agentenv-steps": ([], steps_run_a_task),
     "agentenv-validators": ([], validators_validate),
     "agentenv-hello": ([], bundle_run("hello", None)),

@@ -28,8 +28,10 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.engine.engine import score_of as score_of
     from agentenv_runtime.engine.records import RUNS as RUNS
     from agentenv_runtime.engine.records import Records as Records
+    from agentenv_runtime.engine.records import StoreError as StoreError
     from agentenv_runtime.engine.runner import RolloutJob as RolloutJob
     from agentenv_runtime.engine.runner import TaskRunner as TaskRunner
+    from agentenv_runtime.engine.runner import combine_digests as combine_digests
     from agentenv_runtime.engine.runner import new_run_id as new_run_id
     from agentenv_runtime.engine.runner import rollout_jobs as rollout_jobs
     from agentenv_runtime.engine.runner import rollout_worker as rollout_worker
@@ -39,6 +41,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.engine.task import TaskFile as TaskFile
     from agentenv_runtime.engine.task import ancestors as ancestors
     from agentenv_runtime.engine.task import read_task as read_task
+    from agentenv_runtime.engine.task import task_json_schema as task_json_schema
     from agentenv_runtime.engine.verdict import Criterion as Criterion
     from agentenv_runtime.engine.verdict import VerifierResult as VerifierResult
     from agentenv_runtime.env.artifact import Artifact as Artifact
@@ -50,6 +53,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.env.tool import ToolSchemaError as ToolSchemaError
     from agentenv_runtime.env.tool import ToolSpec as ToolSpec
     from agentenv_runtime.env.tool import tool as tool
+    from agentenv_runtime.registry import Registry as Registry
     from agentenv_runtime.request_json import JsonRefused as JsonRefused
     from agentenv_runtime.request_json import loads_request as loads_request
     from agentenv_runtime.sandboxes import RUN_LABEL as RUN_LABEL
@@ -68,6 +72,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.world.arguments import ArgumentLimits as ArgumentLimits
     from agentenv_runtime.world.arguments import argument_problem as argument_problem
     from agentenv_runtime.world.arguments import safe_text as safe_text
+    from agentenv_runtime.world.build import broken_reason as broken_reason
     from agentenv_runtime.world.build import build_world as build_world
     from agentenv_runtime.world.build import load_artifact_spec as load_artifact_spec
     from agentenv_runtime.world.build import split_names as split_names
@@ -82,6 +87,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.world.rbac import SYSTEM_ROLE as SYSTEM_ROLE
     from agentenv_runtime.world.reference_triggers import is_reference_trigger as is_reference_trigger
     from agentenv_runtime.world.trajectory import Trajectory as Trajectory
+    from agentenv_runtime.world.trajectory import trajectory_digest as trajectory_digest
     from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS as BUILTIN_TRIGGER_KINDS
     from agentenv_runtime.world.triggers import TriggerDef as TriggerDef
     from agentenv_runtime.world.world import GET_TIME as GET_TIME
@@ -97,6 +103,12 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     translate_reference_trigger = _reference_triggers.translate
 
 _HOMES = {  # public name -> the module that holds it (`module:attribute` where the names differ)
+    "StoreError": "agentenv_runtime.engine.records",
+    "combine_digests": "agentenv_runtime.engine.runner",
+    "task_json_schema": "agentenv_runtime.engine.task",
+    "broken_reason": "agentenv_runtime.world.build",
+    "Registry": "agentenv_runtime.registry",
+    "trajectory_digest": "agentenv_runtime.world.trajectory",
     "Message": "agentenv.contracts.trigger",
     "bundle_of_task_file": "agentenv_runtime.engine.bundle",
     "find_bundle": "agentenv_runtime.engine.bundle",

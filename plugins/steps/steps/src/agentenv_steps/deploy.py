@@ -143,6 +143,9 @@ class DeployEnv(CoreStep[DeployEnvSettings]):
             _templates.move_to_end(key)
         world = template.fork()
         world.seed = ctx.seed
+        host: Any = ctx.host  # a PluginHost under the engine: observers (the event log) see each call as it happens
+        if callable(getattr(host, "observes", None)) and host.observes("tool_called"):
+            world.on_tool_call = lambda event: host.notify("tool_called", event=event)
         world.set_clock(settings.start, mode="frozen")
         model = model_settings(ctx)
         if model is not None:  # persona triggers with `reply.llm = true` answer through the configured model
