@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentenv.contracts.ref import ClassRef
+from agentenv.contracts import ClassRef
 from agentenv.hookspecs import hookimpl
 
 

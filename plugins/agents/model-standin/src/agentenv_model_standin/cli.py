@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from agentenv.cli.output import fail
+from agentenv import fail
 
 from agentenv_model_standin.script import ScriptError
 from agentenv_model_standin.server import StandInModel

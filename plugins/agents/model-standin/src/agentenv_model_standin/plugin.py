@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentenv.contracts.cli import CliCommand
+from agentenv.contracts import CliCommand
 from agentenv.hookspecs import hookimpl
 
 

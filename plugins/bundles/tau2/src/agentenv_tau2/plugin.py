@@ -21,7 +21,7 @@ def agentenv_register_bundles() -> list[BundleRef]:
 
 @hookimpl
 def agentenv_register_steps() -> list[Any]:
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [
         ClassRef("tau2_grade", "agentenv_tau2.steps:Tau2Grade"),
@@ -31,6 +31,6 @@ def agentenv_register_steps() -> list[Any]:
 
 @hookimpl
 def agentenv_register_agent_kinds() -> list[Any]:
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [ClassRef("tau2-gold", "agentenv_tau2.agents:GoldAgent")]

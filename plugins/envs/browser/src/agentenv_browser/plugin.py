@@ -7,6 +7,6 @@ from agentenv.hookspecs import hookimpl
 
 @hookimpl
 def agentenv_register_envs() -> list[Any]:
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [ClassRef("browser", "agentenv_browser.env:BrowserEnv")]

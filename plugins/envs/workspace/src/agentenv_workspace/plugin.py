@@ -7,14 +7,14 @@ from agentenv.hookspecs import hookimpl
 
 @hookimpl
 def agentenv_register_envs() -> list[Any]:
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [ClassRef("workspace", "agentenv_workspace.env:WorkspaceEnv")]
 
 
 @hookimpl
 def agentenv_register_steps() -> list[Any]:
-    from agentenv.contracts.ref import ClassRef
+    from agentenv.contracts import ClassRef
 
     return [ClassRef("tests_verifier", "agentenv_workspace.verifier:CodeTestsVerifier")]
 

@@ -12,7 +12,7 @@ from agentenv.hookspecs import hookimpl
 
 @hookimpl
 def agentenv_register_cli_commands() -> list[Any]:
-    from agentenv.contracts.cli import CliCommand
+    from agentenv.contracts import CliCommand
 
     return [
         CliCommand(
