@@ -106,7 +106,7 @@ class HarnessAgent(AgentKind[S]):
 
     def __init__(self, settings: S | Mapping[str, Any] | None = None) -> None:
         options = settings if isinstance(settings, self.Settings) else self.Settings.model_validate(settings or {})
-        super().__init__(options)  # type: ignore[arg-type]
+        super().__init__(options)
         self.options: S = options  # type: ignore[assignment]
         if self.options.api not in (None, self.cli.wire_api):
             raise HarnessError(
