@@ -211,6 +211,16 @@ def command_help(*command: str, expect: str) -> Smoke:
     return smoke
 
 
+def imports(module: str, name: str) -> Smoke:
+    """A library distribution (no entry point): its public module imports with only what it declares."""
+
+    def smoke(venv: Venv, tmp: Path) -> str:
+        ok(venv.run("python", "-c", f"from {module} import {name}"))
+        return f"{module}.{name} imports with only what is declared"
+
+    return smoke
+
+
 def bundle_run(bundle: str, score: float | None, *options: str) -> Smoke:
     def smoke(venv: Venv, tmp: Path) -> str:
         out = ok(venv.run("agentenv", "run", bundle, *options, "--json", cwd=tmp))
@@ -245,6 +255,10 @@ MATRIX: dict[str, tuple[list[str], Smoke]] = {
     "agentenv-gateway": ([], gateway_serves),
     "agentenv-a2a": ([], registers("agent_kinds", ["a2a"])),
     "agentenv-agents": ([], registers("agent_kinds", ["llm", "scripted"])),
+    "agentenv-model-standin": ([], command_help("model", "stand-in", expect="--script")),
+    "agentenv-harness": ([], imports("agentenv_harness.api", "HarnessAgent")),
+    "agentenv-claude-code": ([], registers("agent_kinds", ["claude-code"])),
+    "agentenv-codex": ([], registers("agent_kinds", ["codex"])),
     "agentenv-aws": ([], registers("stores", ["document:dynamodb", "object:s3", "secret:secretsmanager", "image:ecr"])),
     "agentenv-gcp": ([], registers("stores", ["document:firestore", "object:gcs", "secret:secretmanager",
                                               "image:artifactregistry"])),
@@ -259,9 +273,10 @@ MATRIX: dict[str, tuple[list[str], Smoke]] = {
     "agentenv-retail": ([], env_call("retail", "get_order_details", {"order_id": "#W5918442"}, "sofia_rossi_8776",
                                      artifact="tau2")),
     "agentenv-tau2": ([], bundle_run("tau2-retail", 1.0, "--task", "0", "--agent", "tau2-gold")),
-    "agentenv-model-standin": ([], command_help("model", "stand-in", expect="--script")),
     "agentenv-workspace": ([], command_help("workspace", "import", "harbor", expect="--out")),
     "agentenv-coding": ([], bundle_run("coding", None)),
+    "agentenv-mcp": ([], command_help("mcp", "probe", expect="NAME=COMMAND")),
+    "agentenv-browser": ([], registers("envs", ["browser"])),
 }  # fmt: skip
 
 
