@@ -22,17 +22,13 @@ GOLD = {task: f"gold-{task}" for task in TASKS}
 
 @pytest.fixture(autouse=True, scope="module")
 def _own_root(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """One workspace root for the module (deployed world templates outlive a test); at the end, nothing is left
-    mounted and nothing is left on disk."""
+    """One workspace root for the module (deployed world templates outlive a test); `private_root` fails when
+    anything is left mounted or on disk."""
     root = tmp_path_factory.mktemp("coding") / "workspaces"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(layers.ROOT_VARIABLE, str(root))
-        clear_templates()  # deployed world templates hold layers of the store they were built in
+    clear_templates()  # deployed world templates hold layers of the store they were built in
+    with layers.private_root(root):
         yield
-        layers.store().close()
-        clear_templates()
-    assert layers.mounts_under(root.parent) == []
-    assert not root.exists() or list(root.iterdir()) == []
+    clear_templates()
 
 
 def bundle() -> Any:

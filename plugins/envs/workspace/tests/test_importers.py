@@ -23,12 +23,10 @@ needs_bwrap = pytest.mark.skipif(sandbox.bwrap_path() is None, reason="bubblewra
 @pytest.fixture(autouse=True, scope="module")
 def _own_root(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("imports") / "workspaces"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(layers.ROOT_VARIABLE, str(root))
-        clear_templates()  # deployed world templates hold layers of the store they were built in
+    clear_templates()  # deployed world templates hold layers of the store they were built in
+    with layers.private_root(root):
         yield
-        layers.store().close()
-        clear_templates()
+    clear_templates()
 
 
 def run_bundle(runs: TaskRuns, out: Path, task: str, agent: str | None = None) -> dict[str, Any]:

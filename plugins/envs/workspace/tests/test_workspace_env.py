@@ -174,10 +174,21 @@ def test_composes_with_slack_through_rbac_and_the_trajectory(tmp_path: Path) -> 
     assert "a + b" in (copy.env("workspace").root / "calc.py").read_text()  # type: ignore[attr-defined]
 
 
-def test_a_sigkilled_process_leaves_nothing_after_prune(tmp_path: Path) -> None:
+def holding(script: str, spec: Artifact, root: Path) -> subprocess.Popen[str]:
+    """A Python process running `script` (argv[1]: the artifact file) on its own workspace root, to be killed."""
     import os
-    import signal
     import sys
+
+    return subprocess.Popen(
+        [sys.executable, "-c", script, spec.source],
+        env={**os.environ, layers.ROOT_VARIABLE: str(root)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_sigkilled_process_leaves_nothing_after_prune(tmp_path: Path) -> None:
+    import signal
 
     root = tmp_path / "killed"
     script = (
@@ -187,13 +198,7 @@ def test_a_sigkilled_process_leaves_nothing_after_prune(tmp_path: Path) -> None:
         "env = WorkspaceEnv(); env.load(Artifact.from_file(__import__('pathlib').Path(sys.argv[1])))\n"
         "fork = env.fork(); print(env.root, fork.root, flush=True); time.sleep(60)\n"
     )
-    spec = artifact(tmp_path, {"a.txt": "a\n"})
-    child = subprocess.Popen(
-        [sys.executable, "-c", script, spec.source],
-        env={**os.environ, layers.ROOT_VARIABLE: str(root)},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    child = holding(script, artifact(tmp_path, {"a.txt": "a\n"}), root)
     assert child.stdout is not None
     trees = child.stdout.readline().split()
     assert all(Path(tree, "a.txt").is_file() for tree in trees)
@@ -235,9 +240,7 @@ def test_an_interrupted_run_leaves_no_process_mount_or_folder(tmp_path: Path) ->
 
 
 def test_a_sigkilled_docker_run_leaves_nothing_after_prune(docker_engine: None, tmp_path: Path) -> None:
-    import os
     import signal
-    import sys
     import tempfile
 
     from agentenv_docker.api import engine, ensure_base_image
@@ -255,13 +258,7 @@ def test_a_sigkilled_docker_run_leaves_nothing_after_prune(docker_engine: None, 
         "print(env._container.container_id if env._container else out, flush=True)\n"
         "time.sleep(60)\n"
     )
-    spec = artifact(tmp_path, {"a.txt": "a\n"})
-    child = subprocess.Popen(
-        [sys.executable, "-c", script, spec.source],
-        env={**os.environ, layers.ROOT_VARIABLE: str(root)},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    child = holding(script, artifact(tmp_path, {"a.txt": "a\n"}), root)
     try:
         assert child.stdout is not None
         container_id = child.stdout.readline().strip()
@@ -272,7 +269,7 @@ def test_a_sigkilled_docker_run_leaves_nothing_after_prune(docker_engine: None, 
         assert container_id in container.prune()
         assert layers.prune(root)
         assert list(root.iterdir()) == [] and layers.mounts_under(root) == []
-        links = Path(tempfile.gettempdir()).glob(f"{container.SOCKET_LINK_PREFIX}*")
+        links = Path(tempfile.gettempdir()).glob(f"{layers.SOCKET_LINK_PREFIX}*")
         assert [link for link in links if link.is_symlink() and not link.exists()] == []
     finally:
         child.kill()

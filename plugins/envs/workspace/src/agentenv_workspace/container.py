@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
-import tempfile
 import threading
 import time
 import uuid
@@ -122,27 +121,6 @@ class Container:
         return Outcome(data["exit_code"], data["output"], data["truncated"], data["timed_out"], data["seconds"])
 
 
-SOCKET_LINK_PREFIX = "agentenv-sock-"
-UNIX_PATH_MAX = 100
-
-
-def short_socket(path: Path) -> Path:
-    """`path`, or the same socket through a short symlink in the temp folder: a unix socket path longer than
-    about 100 bytes cannot be connected to. Dangling links are removed by `prune_links`."""
-    if len(str(path)) <= UNIX_PATH_MAX:
-        return path
-    link = Path(tempfile.gettempdir()) / f"{SOCKET_LINK_PREFIX}{uuid.uuid4().hex[:12]}"
-    link.symlink_to(path.parent)
-    return link / path.name
-
-
-def prune_links() -> None:
-    """Remove socket links whose run folder is gone."""
-    for link in Path(tempfile.gettempdir()).glob(f"{SOCKET_LINK_PREFIX}*"):
-        if link.is_symlink() and not link.exists():
-            link.unlink(missing_ok=True)
-
-
 def _client() -> Any:
     from agentenv_docker.api import engine
 
@@ -176,7 +154,7 @@ def start(
         ensure_base_image(image, log=lambda message: None)  # built from this machine on first use
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "server.py").write_text(SERVER)
-    socket_path = short_socket(run_dir / SOCKET)
+    socket_path = layers.short_socket(run_dir / SOCKET)
     try:
         container = _client().containers.run(
             image,
@@ -253,7 +231,7 @@ class Pool:
             mem_limit=f"{self.limits.memory_mb}m",
             pids_limit=self.limits.processes,
         )
-        socket_path = short_socket(run_dir / SOCKET)
+        socket_path = layers.short_socket(run_dir / SOCKET)
         _wait(started.id, socket_path)
         return Warm(Container(started.id, socket_path, self.mount_point), slot)
 
@@ -379,7 +357,7 @@ def prune() -> list[str]:
     """Remove workspace containers whose owning process no longer runs; their ids."""
     from agentenv_docker.api import live_owner
 
-    prune_links()
+    layers.prune_links()
     removed = []
     for container in _client().containers.list(all=True, filters={"label": f"{LABEL}=1"}):
         if live_owner(container.labels) is None:

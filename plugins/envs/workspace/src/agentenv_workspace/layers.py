@@ -14,6 +14,7 @@ background reaper, off the episode's path.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import queue
@@ -22,7 +23,7 @@ import stat
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,10 +132,29 @@ def prune(root: Path | None = None) -> list[Path]:
             continue
         remove_tree(folder)
         removed.append(folder)
-    from agentenv_workspace.container import prune_links
-
     prune_links()  # short links to the sockets of containers whose run folder just went
     return removed
+
+
+SOCKET_LINK_PREFIX = "agentenv-sock-"
+UNIX_PATH_MAX = 100
+
+
+def short_socket(path: Path) -> Path:
+    """`path`, or the same socket through a short symlink in the temp folder: a unix socket path longer than
+    about 100 bytes cannot be connected to. Dangling links are removed by `prune_links`."""
+    if len(str(path)) <= UNIX_PATH_MAX:
+        return path
+    link = Path(tempfile.gettempdir()) / f"{SOCKET_LINK_PREFIX}{uuid.uuid4().hex[:12]}"
+    link.symlink_to(path.parent)
+    return link / path.name
+
+
+def prune_links() -> None:
+    """Remove socket links whose run folder is gone."""
+    for link in Path(tempfile.gettempdir()).glob(f"{SOCKET_LINK_PREFIX}*"):
+        if link.is_symlink() and not link.exists():
+            link.unlink(missing_ok=True)
 
 
 @dataclass
@@ -276,6 +296,25 @@ class Store:
             action()
         self.on_close.clear()
         remove_tree(self.folder)
+
+
+@contextlib.contextmanager
+def private_root(root: Path) -> Iterator[None]:
+    """Keep this process's workspaces under `root` for a while (tests), closing that store afterwards; a
+    RuntimeError says what was left behind (a mount, a folder)."""
+    saved = os.environ.get(ROOT_VARIABLE)
+    os.environ[ROOT_VARIABLE] = str(root)
+    try:
+        yield
+    finally:
+        store().close()
+        if saved is None:
+            os.environ.pop(ROOT_VARIABLE, None)
+        else:
+            os.environ[ROOT_VARIABLE] = saved
+    left = [*mounts_under(root), *(root.iterdir() if root.is_dir() else [])]
+    if left:
+        raise RuntimeError(f"workspaces left behind under {root}: {', '.join(map(str, left))}")
 
 
 _store: Store | None = None
