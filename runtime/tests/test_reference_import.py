@@ -36,12 +36,13 @@ REFUND = [
 
 
 def test_every_step_type_has_a_converter() -> None:
-    """The 49 step types carry the reference's names, so each one installed here has a converter."""
+    """The 49 step types carry the reference's names, so each one installed here has a converter (step types of
+    our own beyond them, such as a bundle's verifier, have no counterpart there to convert from)."""
     from agentenv import get_host
     from agentenv.contracts import kinds
 
     installed = set(get_host().usable(kinds.STEPS))
-    assert len(installed) == 49 and installed == set(CONVERTERS), sorted(installed ^ set(CONVERTERS))
+    assert len(CONVERTERS) == 49 and set(CONVERTERS) <= installed, sorted(set(CONVERTERS) - installed)
 
 
 def test_fields_dependencies_and_names_are_mapped() -> None:
