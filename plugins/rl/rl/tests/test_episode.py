@@ -235,3 +235,11 @@ def test_replayed_episodes_prepare_no_sql_again() -> None:
             prepared.clear()
     finally:
         made.close()
+
+
+def test_each_reset_names_its_episode_to_the_tools(episode: Episode) -> None:
+    """Tools that take a `ToolContext` see the episode they act in: a new id at each reset."""
+    _, first = episode.reset()
+    assert episode.world.episode == first["episode_id"]
+    _, second = episode.reset()
+    assert episode.world.episode == second["episode_id"] != first["episode_id"]

@@ -284,6 +284,7 @@ class Episode:
         self.world.trajectory = start.trajectory.copy()
         self.ctx.outputs = dict(start.outputs)
         self.episode_id = uuid.uuid4().hex
+        self.world.episode = self.episode_id  # what its tools see as `ToolContext.episode`
         self.step_count, self.done, self.score, self._shaped = 0, False, None, 0.0
         self._last_user = start.prompt
         if self.template.user_step is not None:

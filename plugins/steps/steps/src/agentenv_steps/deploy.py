@@ -143,6 +143,7 @@ class DeployEnv(CoreStep[DeployEnvSettings]):
             _templates.move_to_end(key)
         world = template.fork()
         world.seed = ctx.seed
+        world.episode = str(ctx.run_id)  # what its tools see as `ToolContext.episode`
         host: Any = ctx.host  # a PluginHost under the engine: observers (the event log) see each call as it happens
         if callable(getattr(host, "observes", None)) and host.observes("tool_called"):
             world.on_tool_call = lambda event: host.notify("tool_called", event=event)
