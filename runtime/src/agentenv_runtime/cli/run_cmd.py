@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentenv import collect_garbage_again, fail, get_host, print_json, print_table
+from agentenv import collect_garbage_again, fail, get_host, print_table
 from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 
+from agentenv_runtime.cli.run_report import report
 from agentenv_runtime.engine.bundle import Bundle, bundle_of_task_file, is_file
 from agentenv_runtime.engine.engine import StepRecord
 from agentenv_runtime.engine.install_preflight import sandbox_problem
-from agentenv_runtime.engine.passk import bundle_pass_hat_k, shown
 from agentenv_runtime.engine.records import StoreError
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
 from agentenv_runtime.engine.runners import RolloutRunner, RunnerSettings
@@ -403,25 +403,5 @@ def run(
             file=sys.stderr,
         )
         return signal_exit
-    passed = all(r["passed"] for r in results)
-    pass_k = bundle_pass_hat_k(results) if k > 1 else {}
-    if as_json:
-        print_json({"passed": passed, "tasks": results, **({"pass_hat_k": pass_k} if pass_k else {})})
-    else:
-        rows = [
-            (
-                r["name"],
-                r["status"],
-                "-" if r["score"] is None else f"{r['score']:.2f}",
-                (r["trajectory_digest"] or "-")[:16],
-                r["run_id"],
-            )
-            for r in results[:50]
-        ]
-        print_table(("TASK", "STATUS", "SCORE", "DIGEST", "RUN"), rows)
-        print(f"\n{'PASSED' if passed else 'FAILED'}: {sum(r['passed'] for r in results)}/{len(results)} passed")
-        if pass_k:
-            tasks_run = len({r["name"] for r in results})
-            print(f"\npass^k over {tasks_run} task(s), {k} rollouts each:")
-            print_table(("K", "PASS^K"), [(str(n), f"{value:.4f}") for n, value in shown(pass_k)])
+    passed = report(results, k, as_json=as_json)
     return 0 if passed else 1
