@@ -232,6 +232,7 @@ FIXTURE_STEPS = '''
 
     class ScoreSettings(Strict):
         score: float = Field(ge=0, le=1, description="The score to report.")
+        graded: bool = Field(True, description="False: report the result as not graded (a judge with no model).")
 
 
     class FixedScore(Step):
@@ -242,7 +243,8 @@ FIXTURE_STEPS = '''
         verifier = True
 
         async def execute(self, settings, ctx):
-            return {"score": settings.score, "rows": [{"check": "fixed", "score": settings.score}]}
+            out = {"score": settings.score, "rows": [{"check": "fixed", "score": settings.score}]}
+            return out if settings.graded else {**out, "graded": False, "passed": False, "not_graded": ["fixed"]}
 
 
     class SpawnSettings(Strict):

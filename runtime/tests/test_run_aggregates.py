@@ -78,3 +78,39 @@ def test_json_has_the_aggregate_beside_every_run(cli: Path, agentenv: Agentenv) 
     assert aggregate["mean"] == 0.5 and aggregate["pass_hat_k"] == 0.0
     table = agentenv("run", str(write_task(graded(0.5), cli / "few2")), "-k", "3")
     assert "PASS RATE" in table.stdout and table.stdout.count("r20") == 3  # few runs: rows and the aggregate
+
+
+def not_graded() -> dict[str, Any]:
+    task = graded(1.0)
+    task["steps"][1]["graded"] = False
+    return task
+
+
+def test_a_run_that_was_not_graded_never_passes(cli: Path, agentenv: Agentenv) -> None:
+    done = agentenv("run", str(write_task(not_graded(), cli / "ng")), "-k", "3", "--json")
+    assert done.returncode == 1, done  # the verifier's score is 1.0, but nothing was graded
+    summary = done.json()
+    assert summary["passed"] is False
+    assert all(t["graded"] is False and t["passed"] is False and t["score"] is None for t in summary["tasks"])
+    assert summary["pass_hat_k"] == {"1": 0.0, "2": 0.0, "3": 0.0}
+    (aggregate,) = summary["aggregate"]
+    assert aggregate["not_graded"] == 3 and aggregate["passed"] == 0 and aggregate["pass_rate"] == 0.0
+
+    text = agentenv("run", str(write_task(not_graded(), cli / "ng2")))
+    assert text.returncode == 1 and "succeeded (not graded)" in text.stdout
+    assert "FAILED: 0/1 passed (1 not graded" in text.stdout
+    run_id = next(w for w in text.stdout.split() if w.startswith("r20"))
+
+    listed = agentenv("runs", "list", "--json").json()
+    assert {(r["graded"], r["passed"]) for r in listed} == {(False, False)}
+    assert "succeeded (not graded)" in agentenv("runs", "list").stdout
+    shown = agentenv("runs", "show", run_id).stdout
+    assert "(not graded)" in shown and "passed=False" in shown
+    assert "not graded: grade could not grade fixed (no judge model)" in shown
+
+
+def test_a_verifier_cannot_pass_what_it_did_not_grade() -> None:
+    from agentenv_runtime.engine.verdict import verifier_result_problem
+
+    problem = verifier_result_problem({"score": 1.0, "passed": True, "graded": False, "rows": []})
+    assert problem is not None and "was not graded cannot pass" in problem

@@ -52,10 +52,10 @@ def aggregate_rows(aggregates: list[dict[str, Any]]) -> tuple[tuple[str, ...], l
     def number(value: float | None) -> str:
         return "-" if value is None else f"{value:.2f}"
 
-    headers = ("TASK", "RUNS", "PASSED", "NOT GRADED", "PASS RATE", "MEAN", "MIN", "MAX", "PASS^K")
-    rows = [
+    headers: tuple[str, ...] = ("TASK", "RUNS", "PASSED", "NOT GRADED", "PASS RATE", "MEAN", "MIN", "MAX", "PASS^K")
+    rows: list[tuple[str, ...]] = [
         (
-            a["task"],
+            str(a["task"]),
             str(a["runs"]),
             str(a["passed"]),
             str(a["not_graded"]),
