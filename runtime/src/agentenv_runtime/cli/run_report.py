@@ -53,7 +53,8 @@ def report(results: list[dict[str, Any]], k: int, *, as_json: bool, extra: dict[
     count = sum(r["passed"] is True for r in results)
     print(f"\n{'PASSED' if passed else 'FAILED'}: {count}/{len(results)} passed{note}")
     if pass_k:
-        tasks_run = len({r["name"] for r in results})
-        print(f"\npass^k over {tasks_run} task(s), {k} rollouts each:")
+        runs_of = [sum(1 for r in results if r["name"] == name) for name in {r["name"] for r in results}]
+        each = f"{k} rollouts each" if len(set(runs_of)) == 1 else f"k up to {k}, the fewest rollouts of a task"
+        print(f"\npass^k over {len(runs_of)} task(s), {each}:")
         print_table(("K", "PASS^K"), [(str(n), f"{value:.4f}") for n, value in shown(pass_k)])
     return passed
