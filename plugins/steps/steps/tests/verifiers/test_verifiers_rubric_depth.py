@@ -40,13 +40,8 @@ def conversation() -> list[dict[str, Any]]:
 
 
 def rubric(*criteria: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    return {
-        "id": "grade",
-        "type": "rubrics_verifier",
-        "prompt_step": "ask",
-        "env": "env",
-        "criteria": list(criteria),
-    } | fields
+    base = {"id": "grade", "type": "rubrics_verifier", "prompt_step": "ask", "env": "env"}
+    return {**base, "criteria": list(criteria), **fields}
 
 
 def graded(run: Any, *criteria: dict[str, Any], **fields: Any) -> tuple[dict[str, Any], dict[str, Any]]:
