@@ -114,3 +114,17 @@ def test_a_verifier_cannot_pass_what_it_did_not_grade() -> None:
 
     problem = verifier_result_problem({"score": 1.0, "passed": True, "graded": False, "rows": []})
     assert problem is not None and "was not graded cannot pass" in problem
+
+
+def test_score_of_a_task_whose_verifier_was_not_graded_is_none() -> None:
+    """What RL episodes read too: no score, so never `passed` and no partial reward from a half-graded rubric."""
+    from types import SimpleNamespace
+
+    from agentenv_runtime.engine.engine import StepRecord, score_of
+
+    task: Any = SimpleNamespace(steps=[SimpleNamespace(id="grade")])
+    planned: Any = {"grade": SimpleNamespace(step=SimpleNamespace(verifier=True))}
+    ok = {"grade": StepRecord("grade", "v", "succeeded", output={"score": 0.75, "passed": False, "rows": []})}
+    assert score_of(task, planned, ok) == 0.75
+    output = {"score": 0.75, "passed": False, "graded": False, "rows": []}
+    assert score_of(task, planned, {"grade": StepRecord("grade", "v", "succeeded", output=output)}) is None

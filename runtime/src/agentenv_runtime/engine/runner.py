@@ -169,7 +169,7 @@ class TaskRunner:
         keep: bool,
     ) -> None:
         graded = all_graded(r.output for sid, r in engine.records.items() if planned[sid].step.verifier)
-        score = score_of(engine.task, planned, engine.records) if graded else None  # not graded: no score
+        score = score_of(engine.task, planned, engine.records)  # None when not graded
         passed = status == "succeeded" and graded and (score is None or score >= engine.task.pass_threshold)
         digest = combined_digest(ctx)
         save_errors = []
