@@ -239,3 +239,16 @@ def test_preflight_of_the_new_fields(run: Any, fields: dict[str, Any], field: st
         run([*conversation(), rubric(*criteria, **fields)])
     text = str(err.value)
     assert f"field `{field}`" in text and message in text, text
+
+
+def test_trajectory_filter_fields() -> None:
+    from agentenv_steps.verifiers.graded_view import TrajectoryFilter
+
+    ok = {"tool": "get_order", "role": "default"}
+    failed = {"tool": "issue_refund", "role": "default", "error": {"message": "too much"}}
+    system = {"tool": "send_email", "role": "system"}
+    events = [ok, failed, system]
+    assert [e for e in events if TrajectoryFilter().keeps(e)] == events
+    assert [e for e in events if TrajectoryFilter(errors=False).keeps(e)] == [ok, system]
+    assert [e for e in events if TrajectoryFilter(roles=["system"]).keeps(e)] == [system]
+    assert [e for e in events if TrajectoryFilter(tools=["get_order", "issue_refund"]).keeps(e)] == [ok, failed]
