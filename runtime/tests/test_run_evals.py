@@ -186,3 +186,12 @@ def test_a_filled_value_that_breaks_a_field_names_the_row_and_field(
     assert f"{seeds}: row 2 (line 3): " in done.stderr and "field `score`" in done.stderr
     missing = agentenv("run", str(bundle), "--task", "batch", "--seeds", str(tmp_path / "none.csv"))
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_concurrency_runs_that_many_at_a_time(bundle: Path, agentenv: Agentenv) -> None:
+    meet = '[[steps]]\nid = "deploy"\ntype = "fixture_deploy"\n\n[[steps]]\nid = "meet"\ntype = "fixture_meet"\n'
+    write(bundle / "tasks" / "meet.toml", f'name = "meet"\n\n{meet}group = "g"\nparties = 3\n')
+    write(bundle / "evals" / "together.toml", 'tasks = ["meet"]\nk = 3\nconcurrency = 3\n')
+    done = agentenv("run", str(bundle), "--eval", "together", "--json")
+    assert done.returncode == 0, done  # each run waits in `meet` until all three are there at once
+    assert [t["seed"] for t in done.json()["tasks"]] == [0, 1, 2]
