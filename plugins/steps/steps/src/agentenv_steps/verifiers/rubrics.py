@@ -94,7 +94,7 @@ class RubricsSettings(BaseModel):
     env: str | None = Field(None, description="Id of the deploy_env step whose trajectory and state are graded.")
     criteria: list[Criterion] = Field(description="Weighted criteria: `{name, weight, description, check}`.")
     judge: Literal["auto", "deterministic", "llm"] = Field(
-        "auto", description="auto: check if given, else LLM; deterministic: checks only; llm: LLM for all."
+        "auto", description="auto: check if given, else the judge; deterministic: checks only; llm: the judge for all."
     )
     timeout: float = Field(120.0, gt=0, description="Seconds to wait for the LLM judge's answer.")
     judge_model: JudgeModelSettings | None = Field(
@@ -117,10 +117,10 @@ class RubricsSettings(BaseModel):
 
 
 class RubricsVerifier(Step[RubricsSettings]):
-    """Weighted criteria decided by deterministic checks or an LLM judge over response and trajectory."""
+    """Weighted criteria over response and trajectory, decided by deterministic checks, an LLM judge or an agent."""
 
     name = "rubrics_verifier"
-    description = "Grade a response and trajectory against weighted criteria: deterministic checks or an LLM judge."
+    description = "Grade a response and trajectory against weighted criteria: checks, an LLM judge or an agent judge."
     Settings = RubricsSettings
     verifier: ClassVar[bool] = True
 
@@ -228,17 +228,21 @@ class RubricsVerifier(Step[RubricsSettings]):
         else:
             model, missing = configured_model(ctx, settings.judge_model)
             if model is None:
-                for c in criteria:
-                    rows[c.name] = {
-                        **make_row(
-                            c.name,
-                            False,
-                            weight=c.weight,
-                            detail=f"not graded: no judge model ({missing} not set); "
-                            "configure [model] base_url and model, pass --model, or give the step `judge_model`",
-                        ),
-                        "graded": False,
-                    }
+                for c in criteria:  # never passed: no score, `graded = false`, and the output says not graded
+                    rows[c.name] = self._scored(
+                        c,
+                        {
+                            **make_row(
+                                c.name,
+                                False,
+                                weight=c.weight,
+                                detail=f"not graded: no judge model ({missing} not set); "
+                                "configure [model] base_url and model, pass --model, or give the step `judge_model`",
+                            ),
+                            "graded": False,
+                        },
+                        settings,
+                    )
                 return {"judge": {"model": None, "criteria": [c.name for c in criteria]}}
             answer = await ask_judge(model, asks, material, brief, settings.timeout)
             who = f"LLM judge ({model.model})"
