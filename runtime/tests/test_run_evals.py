@@ -195,3 +195,17 @@ def test_concurrency_runs_that_many_at_a_time(bundle: Path, agentenv: Agentenv) 
     done = agentenv("run", str(bundle), "--eval", "together", "--json")
     assert done.returncode == 0, done  # each run waits in `meet` until all three are there at once
     assert [t["seed"] for t in done.json()["tasks"]] == [0, 1, 2]
+
+
+def test_fill_keeps_types_and_leaves_other_templates_alone() -> None:
+    from agentenv_runtime.engine.seeds import fill
+
+    fields = {"a": "{{ n }}", "b": "x {{n}} y", "c": "{{ saved.id }} {{ other }}", "d": ["{{ t }}", 3], "e": "{{ w }}"}
+    values = {"n": "89.99", "t": "true", "w": "plain words"}
+    assert fill(fields, values) == {
+        "a": 89.99,
+        "b": "x 89.99 y",
+        "c": "{{ saved.id }} {{ other }}",
+        "d": [True, 3],
+        "e": "plain words",
+    }
