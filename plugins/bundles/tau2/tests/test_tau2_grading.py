@@ -119,6 +119,17 @@ def test_agentenv_run_one_task_with_the_gold_agent() -> None:
     assert [(t["name"], t["score"]) for t in summary["tasks"]] == [("0", 1.0)]
 
 
+def test_a_task_whose_nl_assertions_no_judge_graded_never_passes() -> None:
+    """τ² task 2 is graded on DB and NL_ASSERTION: the gold replay gets DB right, but with no judge model the
+    product of the graded components (1.0) must not make the task pass."""
+    done = run_cli("--task", "2", "--agent", "tau2-gold", "--json")
+    assert done.returncode == 1, done.stderr
+    (task,) = json.loads(done.stdout)["tasks"]
+    assert (task["status"], task["graded"], task["passed"], task["score"]) == ("succeeded", False, False, None)
+    text = run_cli("--task", "2", "--agent", "tau2-gold")
+    assert text.returncode == 1 and "not graded" in text.stdout
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     agentenv = Path(sys.executable).with_name("agentenv")
     return subprocess.run(
@@ -128,9 +139,15 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_split_runs_its_tasks_and_k_rollouts_report_pass_hat_k() -> None:
     done = run_cli("--split", "test", "-k", "2", "--agent", "tau2-gold", "--json")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # the not-graded tasks (below) are not passes
     summary = json.loads(done.stdout)
     assert sorted({t["name"] for t in summary["tasks"]}) == sorted(retail_splits()["test"])
-    assert summary["pass_hat_k"] == {"1": 1.0, "2": 1.0}
+    # Without a judge the tasks with NL assertions are not graded, which never counts as passed.
+    judged = {t.id for t in retail_tasks().values() if t.evaluation_criteria and t.evaluation_criteria.nl_assertions}
+    not_graded = {t["name"] for t in summary["tasks"] if t["graded"] is False}
+    assert not_graded == judged & set(retail_splits()["test"]) and not_graded
+    assert all(t["passed"] == (t["name"] not in not_graded) for t in summary["tasks"])
+    share = 1 - len(not_graded) / len(retail_splits()["test"])
+    assert summary["pass_hat_k"] == pytest.approx({"1": share, "2": share})
     refused = run_cli("--split", "validation")
     assert refused.returncode == 2 and "has no split 'validation' (splits: base, test, train)" in refused.stderr

@@ -109,6 +109,9 @@ class Tau2Grade(Step[Tau2GradeSettings]):
             "score": result.reward,
             "rows": rows,
             "passed": result.reward == 1.0 and not result.not_graded,
+            # A component that could not be graded (NL assertions with no judge) leaves the task not graded: the
+            # engine then records no score and never a pass, whatever the graded components multiply to.
+            "graded": not result.not_graded,
             "tau2": result.to_dict(),
         }
 
