@@ -89,3 +89,11 @@ def test_rollouts_across_worker_processes_are_all_recorded(cli) -> None:  # type
     assert all(t["score"] == 1.0 for t in result["tasks"]) and len({t["run_id"] for t in result["tasks"]}) == 6
     code, runs, _ = cli("runs", "list", "--limit", "50", "--json")
     assert {r["id"] for r in runs} >= {t["run_id"] for t in result["tasks"]}
+
+
+def test_the_shipped_smoke_eval(cli) -> None:  # type: ignore[no-untyped-def]
+    code, result, stderr = cli("run", "support-refund", "--eval", "smoke", "--json")
+    assert code == 0, stderr
+    assert result["eval"] == "smoke" and [t["seed"] for t in result["tasks"]] == [7, 8, 9]
+    (aggregate,) = result["aggregate"]
+    assert aggregate["task"] == "resolve-refund" and aggregate["runs"] == 3 and aggregate["pass_rate"] == 1.0

@@ -232,6 +232,7 @@ FIXTURE_STEPS = '''
 
     class ScoreSettings(Strict):
         score: float = Field(ge=0, le=1, description="The score to report.")
+        graded: bool = Field(True, description="False: report the result as not graded (a judge with no model).")
 
 
     class FixedScore(Step):
@@ -242,7 +243,8 @@ FIXTURE_STEPS = '''
         verifier = True
 
         async def execute(self, settings, ctx):
-            return {"score": settings.score, "rows": [{"check": "fixed", "score": settings.score}]}
+            out = {"score": settings.score, "rows": [{"check": "fixed", "score": settings.score}]}
+            return out if settings.graded else {**out, "graded": False, "passed": False, "not_graded": ["fixed"]}
 
 
     class SpawnSettings(Strict):
@@ -271,7 +273,30 @@ FIXTURE_STEPS = '''
             return {}
 
 
-    STEPS = [DeployTally, Mark, FixedScore, SpawnChild]
+    class MeetSettings(Strict):
+        group: str
+        parties: int = Field(2, ge=1)
+
+
+    ARRIVED: dict[str, int] = {}
+
+
+    class Meet(Step):
+        """Wait until `parties` runs are in this step at once (a batch's concurrency, shown without timing)."""
+
+        name = "fixture_meet"
+        Settings = MeetSettings
+
+        async def execute(self, settings, ctx):
+            ARRIVED[settings.group] = ARRIVED.get(settings.group, 0) + 1
+            for _ in range(3000):  # 30 s for the other runs to arrive: they only can if they run at the same time
+                if ARRIVED[settings.group] >= settings.parties:
+                    return {"met": ARRIVED[settings.group]}
+                await asyncio.sleep(0.01)
+            raise StepFailed(f"only {ARRIVED[settings.group]} of {settings.parties} runs arrived")
+
+
+    STEPS = [DeployTally, Mark, FixedScore, SpawnChild, Meet]
 '''
 
 FIXTURE_PLUGIN = """

@@ -149,7 +149,7 @@ def test_task_schema_describes_installed_step_types(cli: Path, agentenv: Agenten
     jsonschema.Draft202012Validator.check_schema(schema)
     assert "path" not in schema["properties"], "the task file's own location is not a field of the file"
     variants = {v["properties"]["type"]["const"]: v for v in schema["properties"]["steps"]["items"]["anyOf"]}
-    assert set(variants) == {"fixture_deploy", "fixture_mark", "fixture_score", "fixture_spawn"}
+    assert set(variants) == {"fixture_deploy", "fixture_mark", "fixture_score", "fixture_spawn", "fixture_meet"}
     mark = variants["fixture_mark"]
     assert {"world", "label", "times", "id", "depends_on", "fail_task_on_error", "retry"} <= set(mark["properties"])
     assert set(mark["required"]) == {"id", "type", "world"}

@@ -16,14 +16,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentenv import collect_garbage_again, fail, get_host, print_json, print_table
+from agentenv import collect_garbage_again, fail, get_host, print_table
 from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 
+from agentenv_runtime.cli.run_batch import describe, plan_batch
+from agentenv_runtime.cli.run_report import report
+from agentenv_runtime.engine.batch import run_jobs
 from agentenv_runtime.engine.bundle import Bundle, bundle_of_task_file, is_file
 from agentenv_runtime.engine.engine import StepRecord
+from agentenv_runtime.engine.evals import read_eval
 from agentenv_runtime.engine.install_preflight import sandbox_problem
-from agentenv_runtime.engine.passk import bundle_pass_hat_k, shown
 from agentenv_runtime.engine.records import StoreError
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
 from agentenv_runtime.engine.runners import RolloutRunner, RunnerSettings
@@ -66,18 +69,26 @@ def parser() -> argparse.ArgumentParser:
     )
     add("--task", "-t", action="append", default=[], metavar="NAME", help="Task name in the bundle (repeatable).")
     add("--split", metavar="NAME", help="A named task set of the bundle (its bundle.toml [splits]), e.g. train.")
+    add(
+        "--eval", dest="eval_name", metavar="NAME", help="An eval of the bundle (evals/NAME.toml): tasks, k, overrides."
+    )
+    add(
+        "--seeds",
+        metavar="FILE.csv",
+        help="A seeded batch: one run per CSV row; its columns fill {{ name }} placeholders in the tasks.",
+    )
     add("--agent", metavar="NAME", help="Agent: a bundle agent file name or an agent kind.")
     add("--model", metavar="NAME", help="Model for llm agents and judges.")
     add("--model-url", metavar="URL", help="Model endpoint (base_url) for this run's agents, over the config's.")
     add("--sandbox", metavar="CHAIN", help="Where deployed worlds run (inline, process, docker, or a chain).")
     add("--seed", type=int, metavar="N", help="Seed (rollout i uses seed + i).")
-    add("-k", type=_at_least_one, default=1, metavar="N", help="Rollouts per task (default 1).")
+    add("-k", type=_at_least_one, default=None, metavar="N", help="Rollouts per task (default 1, or the eval's k).")
     add(
         "--workers",
         type=_at_least_one,
         default=1,
         metavar="N",
-        help="Worker processes for -k rollouts (worlds stay in-process in each).",
+        help="Worker processes for -k rollouts (worlds stay in-process in each); with --eval/--seeds, runs at a time.",
     )
     add("--runner", metavar="NAME", help="Run the -k rollouts with an installed runner (e.g. ray).")
     add("--address", metavar="ADDRESS", help="The runner's cluster address (ray: HOST:PORT); default: start one.")
@@ -99,14 +110,17 @@ def split_tasks(bundle: Bundle, split: str, names: list[str]) -> list[str]:
     return list(bundle.splits[split])
 
 
-def _select(target: str, names: list[str], split: str | None = None) -> tuple[Bundle | None, list[TaskFile]]:
+def _select(
+    target: str, names: list[str], split: str | None = None, eval_name: str | None = None
+) -> tuple[Bundle | None, list[TaskFile]]:
     path = Path(target)
     if is_file(path) and not is_export(target):
         bundle = bundle_of_task_file(path, get_host())
         if bundle is not None and (problems := bundle.requirement_problems(get_host())):
             raise TaskError("\n".join(problems))
-        if split is not None:
-            raise TaskError(f"--split {split}: a task file is one task; name its bundle to run a split")
+        if split is not None or eval_name is not None:
+            option = f"--split {split}" if split is not None else f"--eval {eval_name}"
+            raise TaskError(f"{option}: a task file is one task; name its bundle to run a split or an eval")
         return bundle, [read_task(path)]
     host = get_host()
     bundle = find_any_bundle(target, host)
@@ -115,6 +129,10 @@ def _select(target: str, names: list[str], split: str | None = None) -> tuple[Bu
         raise TaskError("\n".join(problems))
     if split is not None:
         names = split_tasks(bundle, split, names)
+    if eval_name is not None:
+        if names or split is not None:
+            raise TaskError(f"--eval {eval_name} chooses the tasks; leave out --task and --split")
+        names = read_eval(bundle, eval_name).tasks
     files = bundle.task_files()
     wanted = names or bundle.default_tasks or list(files)
     if not wanted:
@@ -334,12 +352,14 @@ def run(
     target: str | None = None,
     task: list[str] | None = None,
     split: str | None = None,
+    eval_name: str | None = None,
+    seeds: str | None = None,
     agent: str | None = None,
     model: str | None = None,
     model_url: str | None = None,
     sandbox: str | None = None,
     seed: int | None = None,
-    k: int = 1,
+    k: int | None = None,
     workers: int = 1,
     runner: str | None = None,
     address: str | None = None,
@@ -363,35 +383,67 @@ def run(
             bundle, tasks = _select(stored.get("task_file") or stored["bundle"], [stored["task"]])
             seed = stored["seed"]
         else:
-            bundle, tasks = _select(target or "", task or [], split)
+            bundle, tasks = _select(target or "", task or [], split, eval_name)
         check_overrides(host, bundle, tasks, agent=agent, sandbox=sandbox)
-        for selected in tasks:  # the same checks a run makes: --dry-run and a run refuse the same tasks
+        chosen = (("agent", agent), ("model", model), ("model_url", model_url), ("sandbox", sandbox))
+        overrides = {key: value for key, value in chosen if value}
+        batch = None
+        if (eval_name or seeds) and not stored:  # every run of the batch checked here, its placeholders filled
+            if rollout_runner is not None or keep:
+                raise TaskError(f"--{'runner' if rollout_runner else 'keep'} does not go with --eval or --seeds")
+            batch = plan_batch(
+                task_runner,
+                bundle,
+                tasks,
+                eval_name=eval_name,
+                seeds=seeds,
+                k=k,
+                seed=seed,
+                workers=workers,
+                overrides=overrides,
+                check_overrides=check_overrides,
+            )
+        for selected in [] if batch else tasks:  # the same checks a run makes: --dry-run and a run refuse the same
             task_runner.prepare(selected, model, bundle_dir=bundle.path if bundle else None, agent=agent)
     except (TaskError, ConfigError, LookupError) as exc:
         fail(str(exc), 2)
     except StoreError as exc:
         fail(str(exc), 1)
+    if dry_run and batch:
+        print("\n".join(describe(batch)))
+        return 0
     if dry_run:
         for selected in tasks:
             print(f"{selected.name}: {len(selected.steps)} steps ok ({', '.join(s.type for s in selected.steps)})")
         return 0
-    workers = worker_count(workers, k)
+    k = k or 1
+    workers = worker_count(workers, k) if batch is None else 1
     collect_garbage_again()  # start-up is over: the step classes are imported, the tasks checked
-    chosen = (("agent", agent), ("model", model), ("model_url", model_url), ("sandbox", sandbox))
-    overrides = {key: value for key, value in chosen if value}
-    progress = Progress(k * len(tasks), quiet=as_json and not sys.stderr.isatty())
-    job = _run_all(
-        task_runner,
-        bundle,
-        tasks,
-        seed=seed,
-        k=k,
-        overrides=overrides,
-        keep=keep,
-        resume=stored,
-        progress=progress,
-        workers=workers,
-        rollout_runner=rollout_runner,
+    total = len(batch.jobs) if batch else k * len(tasks)
+    progress = Progress(total, quiet=as_json and not sys.stderr.isatty())
+    job = (
+        run_jobs(
+            task_runner,
+            batch.jobs,
+            concurrency=batch.concurrency,
+            bundle=bundle.name if bundle else None,
+            bundle_dir=bundle.path if bundle else None,
+            on_done=progress.finished,
+        )
+        if batch
+        else _run_all(
+            task_runner,
+            bundle,
+            tasks,
+            seed=seed,
+            k=k,
+            overrides=overrides,
+            keep=keep,
+            resume=stored,
+            progress=progress,
+            workers=workers,
+            rollout_runner=rollout_runner,
+        )
     )
     try:
         results, signal_exit = _run_cancellable(job)
@@ -403,25 +455,5 @@ def run(
             file=sys.stderr,
         )
         return signal_exit
-    passed = all(r["passed"] for r in results)
-    pass_k = bundle_pass_hat_k(results) if k > 1 else {}
-    if as_json:
-        print_json({"passed": passed, "tasks": results, **({"pass_hat_k": pass_k} if pass_k else {})})
-    else:
-        rows = [
-            (
-                r["name"],
-                r["status"],
-                "-" if r["score"] is None else f"{r['score']:.2f}",
-                (r["trajectory_digest"] or "-")[:16],
-                r["run_id"],
-            )
-            for r in results[:50]
-        ]
-        print_table(("TASK", "STATUS", "SCORE", "DIGEST", "RUN"), rows)
-        print(f"\n{'PASSED' if passed else 'FAILED'}: {sum(r['passed'] for r in results)}/{len(results)} passed")
-        if pass_k:
-            tasks_run = len({r["name"] for r in results})
-            print(f"\npass^k over {tasks_run} task(s), {k} rollouts each:")
-            print_table(("K", "PASS^K"), [(str(n), f"{value:.4f}") for n, value in shown(pass_k)])
+    passed = report(results, batch.k if batch else k, as_json=as_json, extra=batch.extra if batch else None)
     return 0 if passed else 1

@@ -47,6 +47,12 @@ def _score(record: dict[str, Any], digits: int = 2) -> str:
     return f"{score:.{digits}f}" if isinstance(score, int | float) else "-"
 
 
+def _status(record: dict[str, Any]) -> str:
+    """The run's status; a run whose verifier could not grade (no judge model) says so: it did not pass."""
+    status = str(record.get("status", "damaged record"))
+    return f"{status} (not graded)" if record.get("graded") is False else status
+
+
 @app.command("list")
 def list_runs(
     task: Annotated[str | None, typer.Option(help="Only runs of this task.")] = None,
@@ -63,7 +69,17 @@ def list_runs(
             [
                 {
                     k: r.get(k)
-                    for k in ("id", "task", "status", "passed", "score", "seed", "trajectory_digest", "started_at")
+                    for k in (
+                        "id",
+                        "task",
+                        "status",
+                        "passed",
+                        "graded",
+                        "score",
+                        "seed",
+                        "trajectory_digest",
+                        "started_at",
+                    )
                 }
                 for r in records
             ]
@@ -75,7 +91,7 @@ def list_runs(
             (
                 r.get("id", "?"),
                 r.get("task", "?"),
-                r.get("status", "damaged record"),
+                _status(r),
                 _score(r),
                 r.get("seed", "?"),
                 _started(r),
@@ -94,8 +110,12 @@ def show(
     if as_json:
         print_json(record)
         return
-    head = f"run {record.get('id')}  task {record.get('task')}  {record.get('status')}"
+    head = f"run {record.get('id')}  task {record.get('task')}  {_status(record)}"
     print(f"{head}  passed={record.get('passed')}  score={_score(record, 3)}")
+    for step_id, output in (record.get("verifiers") or {}).items():
+        if isinstance(output, dict) and output.get("graded") is False:
+            names = ", ".join(str(n) for n in output.get("not_graded") or []) or "its criteria"
+            print(f"not graded: {step_id} could not grade {names} (no judge model); the run did not pass")
     print(f"seed {record.get('seed')}  digest {record.get('trajectory_digest')}")
     steps = [s for s in record.get("steps") or [] if isinstance(s, dict)]
     print_table(

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from agentenv_runtime.engine.context import CURRENT_STEP, RunContext
 from agentenv_runtime.engine.order import order_problems
 from agentenv_runtime.engine.task import StepDecl, TaskError, TaskFile, ancestors
-from agentenv_runtime.engine.verdict import verifier_result_problem, verifier_score
+from agentenv_runtime.engine.verdict import all_graded, verifier_result_problem, verifier_score
 from agentenv_runtime.world.world import World
 
 
@@ -211,9 +211,12 @@ class Engine:
 
 
 def score_of(task: TaskFile, planned: dict[str, Planned], records: dict[str, StepRecord]) -> float | None:
-    """The task's score: the last verifier step's (aggregate last by convention); None for open-ended tasks."""
+    """The task's score: the last verifier step's (aggregate last by convention); None for open-ended tasks, and
+    when a verifier was not graded (`graded = false`: a judge with no model), which is never a pass."""
     score = None
     for decl in task.steps:
         if planned[decl.id].step.verifier and records[decl.id].status == "succeeded":
+            if not all_graded([records[decl.id].output]):
+                return None
             score = verifier_score(records[decl.id].output)
     return score

@@ -25,6 +25,7 @@ from agentenv_runtime.engine.install_preflight import install_problems
 from agentenv_runtime.engine.ranges import unmet_ranges
 from agentenv_runtime.engine.records import Records, owner
 from agentenv_runtime.engine.task import TaskError, TaskFile
+from agentenv_runtime.engine.verdict import all_graded
 from agentenv_runtime.world.world import World
 
 
@@ -167,8 +168,9 @@ class TaskRunner:
         status: str,
         keep: bool,
     ) -> None:
-        score = score_of(engine.task, planned, engine.records)
-        passed = status == "succeeded" and (score is None or score >= engine.task.pass_threshold)
+        graded = all_graded(r.output for sid, r in engine.records.items() if planned[sid].step.verifier)
+        score = score_of(engine.task, planned, engine.records)  # None when not graded
+        passed = status == "succeeded" and graded and (score is None or score >= engine.task.pass_threshold)
         digest = combined_digest(ctx)
         save_errors = []
         for key, world in ctx.resources_of(World).items():
@@ -188,6 +190,7 @@ class TaskRunner:
         record.update(
             status=status,
             passed=passed,
+            graded=graded,
             store_errors=save_errors,
             score=score,
             trajectory_digest=digest,
@@ -243,6 +246,7 @@ def summary_of(record: dict[str, Any]) -> dict[str, Any]:
         "name": record["task"],
         "status": record["status"],
         "passed": record["passed"],
+        "graded": record.get("graded", True),
         "score": record["score"],
         "trajectory_digest": record["trajectory_digest"],
         "run_id": record["id"],

@@ -2,15 +2,18 @@
 
 A verifier (a step type with `verifier = True`) returns `{"score": 0..1, "passed": bool, "rows": [...]}`, each row
 one criterion with its evidence (`{"criterion", "passed", "score", "weight", "detail"}`); fields beyond these are
-kept as they are. A result that does not fit fails that step with the reason instead of crashing the run at the
-end (a score of "high"), passing out of range (7.5) or silently becoming 0.0 (no score).
+kept as they are. `graded = false` says the verifier could not grade (an LLM judge with no model): the run is then
+recorded as not graded, which is never a pass, whatever the score. A result that does not fit fails that step
+with the reason instead of crashing the run at the end (a score of "high"), passing out of range (7.5) or
+silently becoming 0.0 (no score).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, ValidationError, model_validator
 
 Fraction = Annotated[StrictFloat, Field(ge=0, le=1, allow_inf_nan=False)]
 
@@ -35,6 +38,13 @@ class VerifierResult(BaseModel):
     score: Fraction
     passed: StrictBool | None = None
     rows: list[Criterion] | None = None
+    graded: StrictBool | None = Field(None, description="False: the verifier could not grade (never a pass).")
+
+    @model_validator(mode="after")
+    def _not_graded_never_passes(self) -> VerifierResult:
+        if self.graded is False and self.passed is True:
+            raise ValueError("`passed` is true but `graded` is false: a result that was not graded cannot pass")
+        return self
 
 
 def verifier_result_problem(output: Any) -> str | None:
@@ -58,3 +68,8 @@ def verifier_score(output: Any) -> float | None:
         return VerifierResult.model_validate(output).score
     except ValidationError:
         return None
+
+
+def all_graded(outputs: Iterable[Any]) -> bool:
+    """False when any verifier output says it was not graded (`graded = false`)."""
+    return not any(isinstance(output, dict) and output.get("graded") is False for output in outputs)

@@ -6,6 +6,7 @@
 
 Rows are carried over with the verifier id in front (`outcome/refund issued`). A verifier that did not
 produce a result (it failed with `fail_task_on_error = false`) counts as failed with score 0, and says so.
+A verifier that was not graded (its judge had no model) makes the combination not graded, which never passes.
 Put this step last: the task's score is the last verifier's.
 """
 
@@ -86,9 +87,14 @@ class AggregateVerifiers(Step[AggregateSettings]):
             score = float(output["score"])
             passed = bool(output.get("passed", all(r.get("passed") for r in output["rows"])))
             parts[vid] = {"score": score, "passed": passed, "weight": weight}
+            if output.get("graded") is False:  # a part that was not graded makes the whole not graded
+                parts[vid]["graded"] = False
             for row in output["rows"]:
                 rows.append({**row, "criterion": f"{vid}/{row.get('criterion')}"})
-        return {**combine(settings.method, parts), "rows": rows, "method": settings.method, "verifiers": parts}
+        combined = combine(settings.method, parts)
+        if any(p.get("graded") is False for p in parts.values()):
+            combined |= {"passed": False, "graded": False, "not_graded": [v for v, p in parts.items() if "graded" in p]}
+        return {**combined, "rows": rows, "method": settings.method, "verifiers": parts}
 
 
 def combine(method: str, parts: dict[str, dict[str, Any]]) -> dict[str, Any]:

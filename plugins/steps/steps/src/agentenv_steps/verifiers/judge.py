@@ -12,15 +12,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from agentenv.config import ConfigError, resolve
 from agentenv.contracts import StepContext, StepFailed
+from pydantic import BaseModel, ConfigDict, Field
 
-SYSTEM_PROMPT = (
-    "You are a strict, impartial grader of an AI agent's work. For each criterion, decide from the evidence "
-    "given (the task prompt, the agent's final response and the tool calls it made) whether the criterion is "
-    "met. Judge only what the evidence shows; when the evidence is missing or unclear, the criterion is not met. "
-    'Answer with one JSON object and nothing else: {"verdicts": [{"name": <criterion name, exactly as given>, '
-    '"passed": true or false, "reason": <one short sentence>}]}, one verdict per criterion, in the order given.'
-)
+from agentenv_steps.verifiers.judging import Ask, JudgeAnswer, JudgeBrief, parse_answer, system_prompt, user_message
+
 MAX_EVIDENCE_CHARS = 24_000
 MAX_RESULT_CHARS = 600
 
@@ -36,8 +33,20 @@ class JudgeModel:
         return self.base_url.rstrip("/") + "/chat/completions"
 
 
-def configured_model(ctx: StepContext) -> tuple[JudgeModel | None, str]:
-    """The judge model from config and overrides, or (None, what is missing)."""
+class JudgeModelSettings(BaseModel):
+    """A step's own judge model and endpoint; each field given wins over `--model` and the config's [model]."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(None, description="Model name.")
+    base_url: str | None = Field(None, description="OpenAI-compatible endpoint (…/v1).")
+    api_key: str | None = Field(
+        None, pattern=r"^env:", description="An env:NAME reference (a secret: key goes in the config's [model])."
+    )
+
+
+def configured_model(ctx: StepContext, pinned: JudgeModelSettings | None = None) -> tuple[JudgeModel | None, str]:
+    """The judge model from the step's `judge_model`, the overrides and the config, or (None, what is missing)."""
     try:
         base_url = ctx.config.get("model.base_url")
         model = ctx.config.get("model.model")
@@ -51,6 +60,13 @@ def configured_model(ctx: StepContext) -> tuple[JudgeModel | None, str]:
         api_key = override.get("api_key", api_key)
     elif isinstance(override, str) and override:
         model = override
+    if pinned is not None:
+        base_url, model = pinned.base_url or base_url, pinned.model or model
+        if pinned.api_key:
+            try:
+                api_key = resolve(pinned.api_key, field="judge_model.api_key", file=None)
+            except ConfigError as exc:
+                raise StepFailed(f"field `judge_model.api_key`: {exc}") from exc
     missing = [key for key, value in (("base_url", base_url), ("model", model)) if not value]
     if missing:
         return None, " and ".join(f"model.{key}" for key in missing)
@@ -82,27 +98,26 @@ def evidence(prompt: str | None, response: str | None, tool_calls: list[dict[str
     return text
 
 
-def request_body(model: JudgeModel, criteria: list[tuple[str, str]], material: str) -> dict[str, Any]:
-    listed = "\n".join(f"- name: {name}\n  description: {description}" for name, description in criteria)
+def request_body(model: JudgeModel, asks: list[Ask], material: str, brief: JudgeBrief) -> dict[str, Any]:
     return {
         "model": model.model,
         "temperature": 0,
         "response_format": {"type": "json_object"},
         "messages": [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": f"# Evidence\n\n{material}\n\n# Criteria\n\n{listed}"},
+            {"role": "system", "content": system_prompt(brief)},
+            {"role": "user", "content": user_message(asks, material, brief)},
         ],
     }
 
 
 async def ask_judge(
-    model: JudgeModel, criteria: list[tuple[str, str]], material: str, timeout: float
-) -> dict[str, tuple[bool, str]]:
-    """Send one request; name → (passed, reason) for every criterion, or StepFailed."""
+    model: JudgeModel, asks: list[Ask], material: str, brief: JudgeBrief, timeout: float
+) -> JudgeAnswer:
+    """Send one request; a verdict for every criterion, or StepFailed."""
     import httpx
 
     headers = {"Authorization": f"Bearer {model.api_key}"} if model.api_key else {}
-    body = request_body(model, criteria, material)
+    body = request_body(model, asks, material, brief)
     try:
         async with httpx.AsyncClient(timeout=timeout) as client:
             reply = await client.post(model.url, json=body, headers=headers)
@@ -116,46 +131,20 @@ async def ask_judge(
             f"the LLM judge at {model.url} answered HTTP {reply.status_code}: {reply.text[:300]}; "
             "check model.base_url, model.model and model.api_key"
         )
-    return parse_verdicts(reply.text, [name for name, _ in criteria], model)
+    who = f"LLM judge ({model.model} at {model.url})"
+    return parse_answer(message_text(reply.text, who), [a.name for a in asks], brief, who)
 
 
-def parse_verdicts(text: str, names: list[str], model: JudgeModel) -> dict[str, tuple[bool, str]]:
-    """Strictly: a chat completion whose message is `{"verdicts": [{name, passed, reason}]}`, one per name."""
-
-    def bad(why: str, shown: str) -> StepFailed:
-        return StepFailed(
-            f"the LLM judge ({model.model} at {model.url}) gave an unusable answer: {why}; "
-            f"it began: {shown[:300]!r}. Use a model that follows JSON instructions, or give the "
-            "criteria deterministic `check`s"
-        )
-
+def message_text(text: str, who: str) -> str:
+    """The text of a chat completion's first message."""
     try:
         content = json.loads(text)["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise bad(f"not a chat completion ({type(exc).__name__})", text) from exc
+        raise StepFailed(
+            f"the {who} gave an unusable answer: not a chat completion ({type(exc).__name__}); it began: {text[:300]!r}"
+        ) from exc
     if not isinstance(content, str):
-        raise bad("the message has no text content", text)
-    try:
-        answer = json.loads(content)
-    except ValueError as exc:
-        raise bad(f"the message is not JSON ({exc})", content) from exc
-    verdicts = answer.get("verdicts") if isinstance(answer, dict) else None
-    if not isinstance(verdicts, list):
-        raise bad('expected a JSON object with a "verdicts" list', content)
-    found: dict[str, tuple[bool, str]] = {}
-    for item in verdicts:
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise bad("a verdict is not an object with a `name`", content)
-        name, passed, reason = item["name"], item.get("passed"), item.get("reason", "")
-        if name not in names:
-            raise bad(f"a verdict names {name!r}, which is not one of the criteria ({', '.join(names)})", content)
-        if name in found:
-            raise bad(f"criterion {name!r} has two verdicts", content)
-        if not isinstance(passed, bool):
-            raise bad(f"`passed` of {name!r} is {passed!r}, not true/false", content)
-        if not isinstance(reason, str):
-            raise bad(f"`reason` of {name!r} is not text", content)
-        found[name] = (passed, reason)
-    if missing := [n for n in names if n not in found]:
-        raise bad(f"no verdict for {', '.join(repr(n) for n in missing)}", content)
-    return found
+        raise StepFailed(
+            f"the {who} gave an unusable answer: the message has no text content; it began: {text[:300]!r}"
+        )
+    return content

@@ -60,15 +60,17 @@ def matching_calls(
     args: dict[str, Any],
     result: dict[str, Any],
     role: str | None,
+    events: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Successful `tool` calls in the trajectory whose arguments and result satisfy every predicate.
 
     Predicates are the ones world triggers use (`agentenv_runtime.world.triggers.matches`): a literal means
     equals, or `{equals|contains|regex|in|gt|lt: ...}`, on dotted paths. Calls made by world rules
-    (role `system`) are not the agent's and never count, unless `role = "system"` asks for them.
+    (role `system`) are not the agent's and never count, unless `role = "system"` asks for them. `events`
+    narrows the trajectory (a rubric graded up to a turn); default: all of it.
     """
     found = []
-    for event in world.trajectory.events:
+    for event in world.trajectory.events if events is None else events:
         if event.get("kind") != "tool_call" or event.get("tool") != tool or event.get("error"):
             continue
         if role is None and event.get("role") == "system":
@@ -82,10 +84,10 @@ def matching_calls(
     return found
 
 
-def calls_of(world: World, tool: str) -> int:
-    """How many successful calls of `tool` the trajectory holds (for failure details)."""
+def calls_of(world: World, tool: str, events: list[dict[str, Any]] | None = None) -> int:
+    """How many successful calls of `tool` the trajectory (or `events`) holds (for failure details)."""
     return sum(
         1
-        for e in world.trajectory.events
+        for e in (world.trajectory.events if events is None else events)
         if e.get("kind") == "tool_call" and e.get("tool") == tool and not e.get("error")
     )
