@@ -1,16 +1,25 @@
 """Start-up benchmark of the `agentenv` command: what a person waits for before anything happens.
 
-Run: .venv/bin/python bench/startup.py [--repeat N]
+Run: .venv/bin/python bench/startup.py [--repeat N] [--peer PATH/TO/agent-env | --no-peer]
 
 Times (wall clock, fresh process each run, best and median of N, default 15) of
   python -c pass          the baseline: the interpreter alone, measured in this same run
   agentenv --version
   agentenv --help
   agentenv plugin list
+  agentenv run hello      in a fresh empty folder (its store is created there, as a newcomer's is)
 using the `agentenv` console script next to this interpreter (so the same venv and the same plugins).
 Each is printed with its overhead over the baseline in milliseconds and as a ratio.
 
-Targets: `agentenv --help` ≤ 50 ms over `python -c pass` (the kernel-split issue); `--version` imports nothing heavy.
+The peer framework (agentenv-framework 0.9.1364, its `agent-env` script) runs `agent-env --help` and
+`agent-env run hello` in the same run, and the speed-ups are printed as ratios of medians. Its venv is `--peer`,
+else `$AGENTENV_PEER_CLI`, else one this script builds once in `$TMPDIR/agentenv-peer-0.9.1364` with uv (from
+`$AGENTENV_WHEELHOUSE/reference` first, then the index; the peer needs the network once for its SDKs).
+Every command runs with bytecode caching on (`PYTHONDONTWRITEBYTECODE` removed; the warm-up run writes the
+caches): compiling every module on every start is not what a user's installed tools do.
+
+Targets: `agentenv --help` ≤ 50 ms over `python -c pass` (the kernel-split issue) and ≥ 20× faster than the peer's;
+`agentenv run hello` ≥ 10× faster than the peer's `agent-env run hello` (issue 32); `--version` imports nothing heavy.
 Also reported (not timed): which heavy SDKs and frameworks each command imports. `plugin list` must import
 none of docker, boto3, mcp, a2a, modal, e2b, google.cloud, fastapi, openai; `--help` must not import pydantic
 or typer either. The numbers depend on the machine: compare the overheads, never absolute times.
@@ -20,15 +29,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 HEAVY_SDKS = ("docker", "boto3", "mcp", "a2a", "modal", "e2b", "google.cloud", "fastapi", "openai")
 FRAMEWORKS = ("pydantic", "typer", "click")
 HELP_TARGET_MS = 50.0
+PEER = "agentenv-framework==0.9.1364"
+RUN_TARGET, HELP_RATIO_TARGET = 10.0, 20.0
+CACHED_BYTECODE = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 PROBE = """
 import contextlib, io, json, sys
@@ -47,13 +62,35 @@ def console_script() -> Path:
     return script
 
 
-def timed(command: list[str], repeat: int) -> tuple[float, float]:
+def peer_cli(asked: str | None) -> Path:
+    """The peer's `agent-env` script: the one named, or a venv built once for this benchmark."""
+    named = asked or os.environ.get("AGENTENV_PEER_CLI")
+    if named:
+        if not Path(named).is_file():
+            raise SystemExit(f"--peer {named}: no such file (point it at the `agent-env` script of a {PEER} venv)")
+        return Path(named)
+    venv = Path(tempfile.gettempdir()) / f"agentenv-peer-{PEER.split('==')[1]}"
+    script = venv / "bin" / "agent-env"
+    if script.exists():
+        return script
+    uv = shutil.which("uv")
+    if uv is None:
+        raise SystemExit("no uv on PATH to build the peer's venv: install uv, or pass --peer (or --no-peer)")
+    subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
+    links = Path(os.environ.get("AGENTENV_WHEELHOUSE", "/nonexistent")) / "reference"
+    extra = ["--find-links", str(links)] if links.is_dir() else []
+    print(f"building the peer's venv in {venv} ({PEER}; once)", file=sys.stderr)
+    subprocess.run([uv, "pip", "install", "-q", "-p", str(venv / "bin" / "python"), *extra, PEER], check=True)
+    return script
+
+
+def timed(command: list[str], repeat: int, cwd: Path | None = None) -> tuple[float, float]:
     """(best, median) wall seconds of running `command` to completion; one warm-up run first."""
-    subprocess.run(command, capture_output=True, check=True)
+    subprocess.run(command, capture_output=True, check=True, cwd=cwd, env=CACHED_BYTECODE)
     samples = []
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run(command, capture_output=True, check=True)
+        subprocess.run(command, capture_output=True, check=True, cwd=cwd, env=CACHED_BYTECODE)
         samples.append(time.perf_counter() - start)
     return min(samples), statistics.median(samples)
 
@@ -73,7 +110,10 @@ def imported(args: list[str], watched: tuple[str, ...]) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=15, help="timed runs per command (default 15)")
-    repeat = parser.parse_args().repeat
+    parser.add_argument("--peer", metavar="PATH", help="the peer's `agent-env` script (default: see above)")
+    parser.add_argument("--no-peer", action="store_true", help="time our commands only")
+    options = parser.parse_args()
+    repeat = options.repeat
 
     script = str(console_script())
     commands = {
@@ -81,9 +121,14 @@ def main() -> int:
         "agentenv --version": [script, "--version"],
         "agentenv --help": [script, "--help"],
         "agentenv plugin list": [script, "plugin", "list"],
+        "agentenv run hello": [script, "run", "hello"],
     }
+    if not options.no_peer:
+        peer = str(peer_cli(options.peer))
+        commands |= {"peer agent-env --help": [peer, "--help"], "peer agent-env run hello": [peer, "run", "hello"]}
     print(f"interpreter: {sys.executable} ({sys.version.split()[0]}); {repeat} runs each, best / median")
-    results = {label: timed(command, repeat) for label, command in commands.items()}
+    with tempfile.TemporaryDirectory(prefix="agentenv-startup-") as scratch:  # run hello writes its store here
+        results = {label: timed(command, repeat, Path(scratch)) for label, command in commands.items()}
     base_best, base_median = results["python -c pass"]
     print(f"{'command':<24}{'best ms':>9}{'median ms':>11}{'overhead best/median ms':>26}{'ratio':>8}")
     for label, (best, median) in results.items():
@@ -96,6 +141,13 @@ def main() -> int:
         f"\ntarget: `agentenv --help` ≤ {HELP_TARGET_MS:.0f} ms over `python -c pass` (median): {verdict} "
         f"({help_overhead:.0f} ms)"
     )
+
+    if not options.no_peer:
+        for ours, theirs, target in (("agentenv run hello", "peer agent-env run hello", RUN_TARGET),
+                                     ("agentenv --help", "peer agent-env --help", HELP_RATIO_TARGET)):  # fmt: skip
+            ratio = results[theirs][1] / results[ours][1]
+            verdict = "meets" if ratio >= target else "MISSES"
+            print(f"target: `{ours}` ≥ {target:.0f}× faster than the peer's (medians): {verdict} ({ratio:.1f}×)")
 
     print("\nimports (not timed):")
     for args in (["--version"], ["--help"], ["plugin", "list"]):

@@ -236,6 +236,13 @@ def test_workspace_plugins_keep_heavy_sdks_out_of_plugin_list() -> None:
     assert result == {"code": 0, "modules": []}
 
 
+def test_workspace_help_imports_no_pathlib() -> None:
+    """`pathlib` (with the `urllib.parse` and `ipaddress` it imports) was a tenth of `agentenv --help`: the kernel's
+    cache and contribution checks use `os.path`, and the bundle plugins import it only in their hooks."""
+    result = probe(["--help"], ("pathlib", "urllib", "ipaddress"), [])
+    assert result == {"code": 0, "modules": []}
+
+
 def test_in_process_help_prints_root_help() -> None:
     buf = io.StringIO()
     with redirect_stdout(buf):

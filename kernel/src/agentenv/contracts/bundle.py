@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # an annotation only: importing pathlib would cost `agentenv --help` a tenth
+    from pathlib import Path
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ and it only changes when installers create or delete `*.dist-info` folders: so t
 `sys.path` entry and every metadata folder on them with its modification time (other files coming and going,
 like the working folder's under `python -m agentenv`, do not count). It lives in `$AGENTENV_CACHE_DIR` (default
 `$XDG_CACHE_HOME/agentenv`, else `~/.cache/agentenv`), one JSON file per environment; `AGENTENV_NO_CACHE=1`
-turns it off; a cache that cannot be read or written is ignored.
+turns it off; a cache that cannot be read or written is ignored. Plain `os.path` rather than `pathlib`, which
+(with the `urllib` and `ipaddress` it imports) would be a tenth of `agentenv --help`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 CACHE_DIR_VAR = "AGENTENV_CACHE_DIR"
@@ -27,12 +27,12 @@ FORMAT = 3
 """Bump when the shape of what is cached changes, so older files are ignored."""
 
 
-def cache_dir(environ: Mapping[str, str]) -> Path | None:
+def cache_dir(environ: Mapping[str, str]) -> str | None:
     """Where cache files go; None when there is no absolute place (no home folder: then nothing is cached)."""
     if environ.get(CACHE_DIR_VAR):
-        return Path(environ[CACHE_DIR_VAR])
+        return environ[CACHE_DIR_VAR]
     base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "agentenv" if os.path.isabs(base) else None
+    return os.path.join(base, "agentenv") if os.path.isabs(base) else None
 
 
 def fingerprint(paths: list[str]) -> str:
@@ -70,9 +70,10 @@ def cached(name: str, compute: Callable[[], Any], environ: Mapping[str, str], ex
     if extra:
         key += "-" + hashlib.sha256(extra.encode()).hexdigest()[:16]
     env_id = hashlib.sha256(sys.prefix.encode()).hexdigest()[:12]
-    path = folder / f"{name}-{env_id}.json"
+    path = os.path.join(folder, f"{name}-{env_id}.json")
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as cache_file:
+            entries = json.load(cache_file)
         if not isinstance(entries, dict):
             entries = {}
     except (OSError, ValueError):
@@ -82,8 +83,9 @@ def cached(name: str, compute: Callable[[], Any], environ: Mapping[str, str], ex
     value = compute()
     entries = {**dict(list(entries.items())[-(KEPT - 1) :]), key: value}
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_text(json.dumps(entries), encoding="utf-8")
+        os.makedirs(folder, exist_ok=True)
+        partial = f"{path}.{os.getpid()}.tmp"
+        with open(partial, "w", encoding="utf-8") as cache_file:
+            json.dump(entries, cache_file)
         os.replace(partial, path)  # atomic: concurrent starts never read half a file
     return value

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any
 
 from agentenv.contracts.bundle import BundleRef
@@ -22,7 +22,7 @@ def validate_contribution(kind: Kind[Any], item: Any) -> tuple[str, str | None]:
     if kind.name == "bundles":
         if not isinstance(item, BundleRef):
             return repr(item), f"bundle {item!r} is not an agentenv.contracts.BundleRef"
-        if not (Path(item.path) / "bundle.toml").is_file():
+        if not os.path.isfile(os.path.join(item.path, "bundle.toml")):  # os.path: no pathlib for --help
             return item.name, f"bundle {item.name!r}: {item.path}/bundle.toml does not exist"
         return item.name, None
     if kind.name == "cli_commands":

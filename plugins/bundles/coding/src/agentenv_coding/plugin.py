@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentenv.hookspecs import hookimpl
@@ -13,6 +12,8 @@ if TYPE_CHECKING:
 
 @hookimpl
 def agentenv_register_bundles() -> list[BundleRef]:
+    from pathlib import Path  # not at the top: `agentenv --help` imports this module
+
     from agentenv.contracts import BundleRef
 
     folder = Path(__file__).parent / "bundles" / "coding"

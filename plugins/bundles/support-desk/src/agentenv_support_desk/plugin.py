@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentenv.hookspecs import hookimpl
@@ -19,6 +18,8 @@ BUNDLES = {
 
 @hookimpl
 def agentenv_register_bundles() -> list[BundleRef]:
+    from pathlib import Path  # not at the top: `agentenv --help` imports this module
+
     from agentenv.contracts import BundleRef
 
     root = Path(__file__).parent / "bundles"
