@@ -151,3 +151,16 @@ def test_a_split_runs_its_tasks_and_k_rollouts_report_pass_hat_k() -> None:
     assert summary["pass_hat_k"] == pytest.approx({"1": share, "2": share})
     refused = run_cli("--split", "validation")
     assert refused.returncode == 2 and "has no split 'validation' (splits: base, test, train)" in refused.stderr
+
+
+def test_gold_replays_leave_the_kept_initial_data_untouched(initial: RetailEnv) -> None:
+    """The cold grade forks one kept initial env per data set; a replay's writes must never reach it."""
+    from agentenv_tau2.grading import _initial_world
+
+    start = initial.fork()
+    start.reset()
+    before = start.state_digest()
+    task = retail_task("0")
+    first, second = replay(initial, task), replay(initial, task)
+    assert first.state_digest() == second.state_digest() != before
+    assert _initial_world(initial).state_digest() == before
