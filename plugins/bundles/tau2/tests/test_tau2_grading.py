@@ -164,3 +164,53 @@ def test_gold_replays_leave_the_kept_initial_data_untouched(initial: RetailEnv) 
     first, second = replay(initial, task), replay(initial, task)
     assert first.state_digest() == second.state_digest() != before
     assert _initial_world(initial).state_digest() == before
+
+
+def test_a_conversation_cut_off_by_its_turn_limit_scores_zero_as_in_tau2(tmp_path: Path) -> None:
+    """τ²'s evaluate_simulation scores 0 any simulation that did not end by a user or agent stop (`max_steps`
+    here): the gold agent's database is right, but the conversation hit `max_turns` before the customer ended it."""
+    import shutil
+
+    from agentenv_tau2 import plugin
+
+    bundle = tmp_path / "tau2-retail"
+    shutil.copytree(Path(plugin.__file__).parent / "bundles" / "tau2-retail", bundle)
+    agentenv = Path(sys.executable).with_name("agentenv")
+
+    task = bundle / "tasks" / "0.toml"
+    shipped = task.read_text()
+    assert "max_turns = 100" in shipped
+
+    def score(max_turns: int) -> float:
+        task.write_text(shipped.replace("max_turns = 100", f"max_turns = {max_turns}"))
+        done = subprocess.run(
+            [str(agentenv), "run", str(bundle), "--task", "0", "--agent", "tau2-gold", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            cwd=tmp_path,
+        )
+        (result,) = json.loads(done.stdout)["tasks"]
+        return float(result["score"])
+
+    assert score(100) == 1.0
+    assert score(1) == 0.0
+
+
+def test_the_tenth_failed_tool_call_ends_the_episode_at_zero_as_in_tau2() -> None:
+    """τ²'s orchestrator ends a simulation at its tenth tool error (TOO_MANY_ERRORS), which is then scored 0;
+    nine errors do not change the grade of an otherwise right episode."""
+    from agentenv_rl.api import make
+
+    def reward(errors: int) -> float:
+        episode = make("tau2-retail:0")
+        episode.reset()
+        for _ in range(errors):
+            episode.step({"tool": "get_order_details", "arguments": {"order_id": "#W0000000"}})
+        for name, args in ((a.name, dict(a.arguments)) for a in retail_task("0").gold_actions):
+            episode.step({"tool": name, "arguments": args})
+        return float(episode.step({"answer": "done"}).reward)
+
+    assert reward(9) == 1.0
+    assert reward(10) == 0.0

@@ -47,6 +47,31 @@ def agent_calls(world: World) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+MAX_ERRORS = 10
+"""τ²'s default cap on tool errors: its orchestrator ends a simulation at the tenth (`TOO_MANY_ERRORS`)."""
+AGENT_STOP = "###STOP###"
+
+
+def premature_end(ctx: StepContext, world: World) -> str | None:
+    """τ²'s termination reason when the episode did not end by the user or the agent stopping (τ² then scores
+    0 whatever the database holds): `max_steps` when the conversation hit its turn limit, `too_many_errors`
+    at ten failed tool calls. None for an episode τ² would grade. An episode with no `prompt_agent` step (an
+    RL episode, which ends with the agent's answer) is an agent stop."""
+    errors = sum(
+        1
+        for e in world.trajectory.events
+        if e.get("kind") == "tool_call" and e.get("role") != "system" and e.get("error")
+    )
+    if errors >= MAX_ERRORS:
+        return "too_many_errors"
+    ends = [out["ended"] for out in ctx.outputs.values() if isinstance(out, dict) and "ended" in out]
+    conversation = conversation_of(world)
+    agent_stopped = bool(conversation) and AGENT_STOP in conversation[-1]["content"]
+    if ends and ends[-1] == "max_turns" and not agent_stopped:
+        return "max_steps"
+    return None
+
+
 def task_problems(task_id: str) -> list[tuple[str, str]]:
     """Preflight of a step's `task` field: an unknown τ² id or a malformed task file."""
     try:
@@ -84,6 +109,15 @@ class Tau2Grade(Step[Tau2GradeSettings]):
         if not isinstance(env, RetailEnv):
             raise StepFailed(f"field `env`: world {world.name!r} has no retail env")
         task, conversation = retail_task(settings.task), conversation_of(world)
+        cut_off = premature_end(ctx, world)
+        if cut_off is not None:  # τ²'s evaluate_simulation: reward 0 before any component is looked at
+            note = f"Simulation terminated prematurely. Termination reason: {cut_off}"
+            return {
+                "score": 0.0,
+                "rows": [{"criterion": "termination", "passed": False, "score": 0.0, "weight": 1.0, "detail": note}],
+                "passed": False,
+                "tau2": {"reward": 0.0, "components": {}, "not_graded": [], "note": note},
+            }
         assertions = task.evaluation_criteria.nl_assertions if task.evaluation_criteria else None
         verdicts, why = None, "not graded: no judge model configured ([model] base_url and model)"
         model = model_settings(ctx)

@@ -320,6 +320,7 @@ class PromptAgent(CoreStep[PromptAgentSettings]):
         session = user_session(ctx, settings.simulated_user) if settings.simulated_user else None
         if session is not None:
             text = await session.opening()
+        ended = "turns_done"
         while True:
             try:
                 if options:
@@ -341,15 +342,21 @@ class PromptAgent(CoreStep[PromptAgentSettings]):
                 user=text,
                 agent=reply,
             )
-            if len(turns) >= settings.max_turns or (stop is not None and stop.search(reply)):
+            if stop is not None and stop.search(reply):
+                ended = "stop_when"
+                break
+            if len(turns) >= settings.max_turns:
+                ended = "max_turns"
                 break
             if session is not None:
                 text = await session.reply(reply)
                 if session.done:
+                    ended = "user_stop"
                     break
                 continue
             reaction = deployed.reactions.react(len(turns), reply, world) if deployed.reactions else None
             if reaction is None and not pending:
+                ended = "turns_done"
                 break
             text, via = (fill(reaction.reply, ctx), reaction.id) if reaction else (pending.pop(0), None)
         stored = {}
@@ -365,4 +372,8 @@ class PromptAgent(CoreStep[PromptAgentSettings]):
             "structured": getattr(response, "structured", None),
             "turns": turns,
             "files": stored,
+            # Why the conversation ended (a benchmark such as τ² scores a conversation cut off by the turn limit
+            # as zero): the user's stop_when matched, max_turns was reached, the simulated user ended it, or the
+            # scripted turns ran out.
+            "ended": ended,
         }
