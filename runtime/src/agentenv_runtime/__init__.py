@@ -60,6 +60,8 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.sandboxes import NoSandbox as NoSandbox
     from agentenv_runtime.sandboxes import create_in_chain as create_in_chain
     from agentenv_runtime.sandboxes import make_provider as make_provider
+    from agentenv_runtime.slow_clients import HeaderWaits as HeaderWaits
+    from agentenv_runtime.slow_clients import server_settings as server_settings
     from agentenv_runtime.web_guard import SAFE_METHODS as SAFE_METHODS
     from agentenv_runtime.web_guard import cross_site_refusal as cross_site_refusal
     from agentenv_runtime.web_guard import host_is_local as host_is_local
@@ -176,6 +178,8 @@ _HOMES = {  # public name -> the module that holds it (`module:attribute` where 
     "WorldToolAccess": "agentenv_runtime.world.world",
     "JsonRefused": "agentenv_runtime.request_json",
     "loads_request": "agentenv_runtime.request_json",
+    "HeaderWaits": "agentenv_runtime.slow_clients",
+    "server_settings": "agentenv_runtime.slow_clients",
     "SAFE_METHODS": "agentenv_runtime.web_guard",
     "cross_site_refusal": "agentenv_runtime.web_guard",
     "host_is_local": "agentenv_runtime.web_guard",

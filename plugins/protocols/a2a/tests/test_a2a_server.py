@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
+import time
 from typing import Any
 
 import httpx
@@ -154,3 +156,20 @@ def test_server_stops_when_the_block_ends():
         assert httpx.get(f"{url}/.well-known/agent-card.json", timeout=10).status_code == 200
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{url}/.well-known/agent-card.json", timeout=2)
+
+
+def test_a_request_head_that_never_completes_is_cut_off():
+    """Slow clients (slowloris): a connection that has not sent its whole head within the deadline is closed, while
+    a request sent at once is answered."""
+    _world, tools = notes_world()
+    app = build_a2a_app(EchoAgent(), tools, name="Echo", description="echo")
+    with serve_a2a(app, header_timeout=0.4) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as slow:
+            slow.sendall(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            slow.settimeout(3)
+            started = time.monotonic()
+            with contextlib.suppress(ConnectionResetError):
+                assert slow.recv(1024) == b""
+            assert time.monotonic() - started < 1.5
+        assert httpx.get(f"{url}/.well-known/agent-card.json", timeout=5).status_code == 200

@@ -4,10 +4,13 @@ OpenEnv's own client (`openenv-core`, installed offline into a separate venv fro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -174,3 +177,35 @@ def test_closed_sessions_are_freed(serve: Callable[..., str]) -> None:
         asyncio.run(sessions(16))
     grown = server_rss_mb(url) - before
     assert grown < 30, f"the server grew {grown:.0f} MB over 480 closed sessions"
+
+
+def test_a_request_head_that_never_completes_is_cut_off(serve: Callable[..., str]) -> None:
+    """Slow clients (slowloris): `--header-timeout` closes a connection whose head has not arrived in time."""
+    url = serve("support-refund", "--header-timeout", "0.4")
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as slow:
+        slow.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        slow.settimeout(3)
+        started = time.monotonic()
+        with contextlib.suppress(ConnectionResetError):
+            assert slow.recv(1024) == b""
+        assert time.monotonic() - started < 1.5
+    assert httpx.get(f"{url}/health", timeout=5).status_code == 200
+
+
+def test_a_header_timeout_of_zero_is_refused(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("agentenv")),
+            "openenv",
+            "serve",
+            "support-refund",
+            "--header-timeout",
+            "0",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "--header-timeout" in done.stderr

@@ -345,14 +345,22 @@ async def _refusal(scope: Any, receive: Any) -> tuple[int, str] | bytes | None:
 
 
 @contextmanager
-def serve_a2a(app: Any, host: str = "127.0.0.1", port: int = 0, *, startup_timeout: float = 15.0) -> Iterator[str]:
+def serve_a2a(
+    app: Any, host: str = "127.0.0.1", port: int = 0, *, startup_timeout: float = 15.0, header_timeout: float = 10.0
+) -> Iterator[str]:
     """Run `app` with uvicorn in a background thread; yield its base URL once it accepts connections.
 
-    Port 0 picks a free port. Leaving the block stops the server and waits for the thread to end.
+    Port 0 picks a free port. Leaving the block stops the server and waits for the thread to end. A connection
+    that has not sent its request head within `header_timeout` seconds is closed (`agentenv_runtime.slow_clients`).
     """
     import uvicorn
+    from agentenv_runtime import HeaderWaits, server_settings
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", access_log=False,
+        **server_settings(H11Protocol, HeaderWaits(header_timeout=header_timeout)),
+    )
     server = uvicorn.Server(config)
     failure: list[BaseException] = []
 

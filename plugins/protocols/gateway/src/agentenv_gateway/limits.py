@@ -14,6 +14,9 @@ every client, `/health` included, for seconds). Each bound is a setting with a s
     max_in_flight_principal = 256   # concurrent requests of one caller (its token; all of this machine without)
     max_pending_bytes = 8388608     # request-body bytes one caller may have in progress; → 429
     body_timeout = 30.0         # seconds to receive a whole request body; → 408
+    header_timeout = 10.0       # seconds to receive a request's head (its headers); the connection is closed
+    max_waiting_headers = 0     # connections waiting for a head before the longest-waiting is closed (0: from the
+                                # descriptor limit, a quarter of it: 52 at 256, 244 at 1,024)
     max_sessions = 1024         # open MCP sessions; → 503 at the limit
     session_idle_timeout = 600.0    # seconds without a request before an MCP session is closed
     world_thread = true         # world calls on a dedicated thread, off the event loop; false: inline on the loop
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentenv_runtime import ArgumentLimits
+from agentenv_runtime import ArgumentLimits, HeaderWaits
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 DIST = "agentenv-gateway"
@@ -47,6 +50,8 @@ class GatewayLimits(BaseModel):
     max_in_flight_principal: int = Field(256, ge=1)
     max_pending_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     body_timeout: float = Field(30.0, gt=0, le=3600)
+    header_timeout: float = Field(10.0, gt=0, le=3600)
+    max_waiting_headers: int = Field(0, ge=0)
     max_sessions: int = Field(1024, ge=1)
     session_idle_timeout: float = Field(600.0, gt=0)
     world_thread: bool = True
@@ -66,6 +71,12 @@ class GatewayLimits(BaseModel):
     @property
     def request_depth(self) -> int:
         return self.max_depth + ENVELOPE_DEPTH
+
+    def header_waits(self) -> HeaderWaits:
+        """The bounds on connections still sending their request head (`agentenv_runtime.slow_clients`)."""
+        if self.max_waiting_headers:
+            return HeaderWaits(header_timeout=self.header_timeout, max_waiting=self.max_waiting_headers)
+        return HeaderWaits(header_timeout=self.header_timeout)
 
     def batch_limit(self, control: bool) -> int:
         return self.max_batch_control if control else self.max_batch

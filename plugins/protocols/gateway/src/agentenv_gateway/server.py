@@ -16,10 +16,16 @@ class ServeError(RuntimeError):
 
 
 def _config(app: Any, host: str, port: int, log_level: str) -> Any:
+    """uvicorn's settings; a gateway app's limits bound the connections still sending their request head."""
     import uvicorn
+    from agentenv_runtime import server_settings
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
+    limits = getattr(getattr(app, "gateway", None), "limits", None)
+    waits = limits.header_waits() if limits is not None else None
     return uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, lifespan="on", access_log=False, timeout_graceful_shutdown=5
+        app, host=host, port=port, log_level=log_level, lifespan="on", access_log=False, timeout_graceful_shutdown=5,
+        **server_settings(H11Protocol, waits),
     )
 
 

@@ -24,6 +24,8 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="Port (default 8000; 0 picks a free one).")
     serve.add_argument("--max-sessions", type=int, default=64, help="Concurrent WebSocket sessions (default 64).")
     serve.add_argument("--max-steps", type=int, default=100, help="Tool calls before an episode is truncated.")
+    serve.add_argument("--header-timeout", type=float, default=10.0, help="Seconds a connection may take to send "
+                       "its request head before it is closed (default 10; slow or stalled clients).")
     return parse
 
 
@@ -31,6 +33,9 @@ def main(argv: Sequence[str]) -> int:
     options = parser().parse_args(list(argv))
     if options.max_sessions < 1 or options.max_steps < 1:
         print("agentenv openenv serve: --max-sessions and --max-steps must be at least 1", file=sys.stderr)
+        return 2
+    if not options.header_timeout > 0:
+        print("agentenv openenv serve: --header-timeout must be more than 0 seconds", file=sys.stderr)
         return 2
     from agentenv_runtime import is_loopback
 
@@ -50,14 +55,16 @@ def main(argv: Sequence[str]) -> int:
     except (TaskError, EpisodeError, ConfigError, LookupError) as exc:
         print(f"agentenv openenv serve: {exc}", file=sys.stderr)
         return 2
-    return serve(template, options.host, options.port, options.max_sessions)
+    return serve(template, options.host, options.port, options.max_sessions, header_timeout=options.header_timeout)
 
 
-def serve(template: Template, host: str, port: int, max_sessions: int) -> int:
+def serve(template: Template, host: str, port: int, max_sessions: int, *, header_timeout: float = 10.0) -> int:
     """Serve until interrupted; prints the URL once the port is bound and the task's start state is ready."""
     import asyncio
 
     import uvicorn
+    from agentenv_runtime import HeaderWaits, server_settings
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
     from agentenv_openenv.app import build_app
     from agentenv_openenv.socket import session_socket
@@ -73,6 +80,7 @@ def serve(template: Template, host: str, port: int, max_sessions: int) -> int:
         log_level="warning",
         access_log=False,
         ws=session_socket(app.pool),  # `/ws` answered on the connection (see agentenv_openenv.socket)
+        **server_settings(H11Protocol, HeaderWaits(header_timeout=header_timeout)),  # slow heads cut off
     )
     server = uvicorn.Server(config)
     bound_startup = server.startup
