@@ -5,7 +5,13 @@ set, and a due time trigger firing once the clock has passed it, with no tool ca
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -56,3 +62,56 @@ def test_an_unknown_role_is_refused_not_served_with_no_tools(http: httpx.Client)
     reply = http.get("/rest/tools", headers={"AgentEnv-Role": "nobody"})
     assert reply.status_code == 403 and "no role 'nobody' in this world (roles: default)" in reply.text
     assert http.get("/rest/tools", headers={"AgentEnv-Role": "default"}).status_code == 200
+
+
+def test_a_trigger_whose_action_failed_reads_failed_with_the_reason(http: httpx.Client) -> None:
+    """The peer's `failed` status: the trigger fired, and its action's tool call was refused."""
+    http.put("/clock/set-time", json={"virtual_time": START, "virtual_seconds_per_real_second": 0})
+    broken = {"id": "broken", "when": {"type": "time", "at": "2026-11-24T10:01:00Z"},
+              "actions": [{"type": "tool", "tool": "get_ticket", "args": {"ticket_id": "TCK-0000"}}]}
+    fine = {"id": "fine", "when": {"type": "time", "at": "2026-11-24T10:01:00Z"},
+            "actions": [{"type": "tool", "tool": "get_ticket", "args": {"ticket_id": "TCK-9001"}}]}
+    assert http.post("/triggers/register", json={"triggers": [broken, fine]}).status_code == 200
+    http.put("/clock/set-time", json={"virtual_time": "2026-11-24T10:02:00Z", "virtual_seconds_per_real_second": 0})
+    entries = {t["id"]: t for t in http.get("/triggers/state").json()["triggers"]}
+    assert entries["fine"]["status"] == "fired" and "error" not in entries["fine"]
+    assert entries["broken"]["status"] == "failed"
+    assert entries["broken"]["error"]["tool"] == "get_ticket" and "TCK-0000" in entries["broken"]["error"]["message"]
+
+
+def test_the_peers_load_path_reset_then_add_works_on_a_default_served_world(tmp_path: Path) -> None:
+    """`agentenv serve`'s default `data/reset` leaves the world empty, as the peer's load path (`reset_data`, then
+    `add_data` of the same rows) expects: with `--reset-to loaded` as the default, that add hit UNIQUE errors."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    agentenv = Path(sys.executable).with_name("agentenv")
+    server = subprocess.Popen([str(agentenv), "serve", "helpdesk", "-a", "acme", "--port", str(port)], cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, "agentenv serve did not start"
+            time.sleep(0.1)
+        with httpx.Client(base_url=url, timeout=30) as client:
+
+            def rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+                body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
+                return dict(client.post("/agentenv", json=body).json())
+
+            loaded = rpc("data/get")["result"]
+            assert rpc("data/reset")["result"]["to"] == "empty"
+            emptied = rpc("data/get")["result"]["parts"]
+            assert all(not rows for part in emptied for rows in part["data"].values())
+            added = rpc("data/add", {"parts": loaded["parts"]})  # the peer's add_data of the same rows
+            assert "error" not in added, added
+            assert rpc("data/get")["result"] == loaded
+    finally:
+        server.terminate()
+        server.wait(10)

@@ -63,6 +63,8 @@ class _Armed:
     next_at: datetime | None = None
     last_holds: bool = False
     enabled: bool = True
+    last_error: dict[str, Any] | None = None
+    """Why the last firing failed (an action's tool error, a reply that could not be sent, a trigger loop)."""
 
     @property
     def spent(self) -> bool:
@@ -71,11 +73,14 @@ class _Armed:
 
     @property
     def status(self) -> str:
-        """The reference protocol's trigger status: `armed` (waiting), `fired` (spent) or `cancelled` (disabled).
-        Firing is synchronous here, so `firing` and `queued` never show; a failed action is in the trajectory."""
+        """The reference protocol's trigger status: `armed` (waiting), `fired` (spent), `failed` (spent, and an
+        action of its last firing failed: `last_error` says why) or `cancelled` (disabled). Firing is synchronous
+        here, within the tool call or clock move that caused it, so `firing` and `queued` never show."""
         if not self.enabled:
             return "cancelled"
-        return "fired" if self.spent else "armed"
+        if not self.spent:
+            return "armed"
+        return "failed" if self.last_error is not None else "fired"
 
 
 @dataclass(frozen=True)
@@ -411,15 +416,13 @@ class World:
 
     def _fire(self, armed: _Armed, event: ToolCallEvent | None, depth: int, at: datetime | None = None) -> None:
         armed.fired += 1
+        armed.last_error = None
         trigger_id = armed.definition.id
         when = (at or self.clock.now()).isoformat()
         if depth > MAX_TRIGGER_DEPTH:
+            armed.last_error = {"code": "trigger_loop", "message": f"nested deeper than {MAX_TRIGGER_DEPTH}"}
             self.trajectory.record(
-                "trigger",
-                when,
-                trigger=trigger_id,
-                trigger_kind=armed.definition.kind,
-                error={"code": "trigger_loop", "message": f"nested deeper than {MAX_TRIGGER_DEPTH}"},
+                "trigger", when, trigger=trigger_id, trigger_kind=armed.definition.kind, error=armed.last_error
             )
             return
         self.trajectory.record(
@@ -435,7 +438,10 @@ class World:
     def _run_action(self, action: Action, armed: _Armed, event: ToolCallEvent | None, depth: int) -> None:
         trigger_id = armed.definition.id
         if action.call_tool is not None:
-            self._call(action.call_tool.tool, dict(action.call_tool.args), action.call_tool.role, trigger_id, depth)
+            call = action.call_tool
+            outcome = self._call(call.tool, dict(call.args), call.role, trigger_id, depth)
+            if outcome.error is not None and armed.last_error is None:
+                armed.last_error = {"tool": call.tool, **outcome.error}
         elif action.set_tool_access is not None:
             change = action.set_tool_access
             self.set_tool_access(change.role, enable=change.enable, disable=change.disable, by=trigger_id)
@@ -462,10 +468,13 @@ class World:
                 text = self.responder(sender, message, reply.text)
             except Exception as exc:  # a model outage must not break the agent's tool call
                 failure = {"code": "responder_failed", "message": str(exc)}
+                armed.last_error = armed.last_error or failure
                 self.trajectory.record("reply", now, trigger=armed.definition.id, sender=sender, error=failure)
                 return
         env = self.env(message.env)
         result, error = env.atomic("reply", env.deliver_reply, message=message, sender=sender, text=text)
+        if error is not None:
+            armed.last_error = armed.last_error or {"action": "reply", **error}
         self.trajectory.record(
             "reply",
             now,
@@ -488,6 +497,7 @@ class World:
                     "fired": a.fired,
                     "last_holds": a.last_holds,
                     "enabled": a.enabled,
+                    "last_error": a.last_error,
                     "next_at": a.next_at.isoformat() if a.next_at else None,
                 }
                 for a in self.triggers.values()
@@ -550,6 +560,7 @@ class World:
                 saved["last_holds"],
                 saved["enabled"],
             )
+            armed.last_error = saved.get("last_error")  # absent in snapshots made before it was kept
             armed.next_at = datetime.fromisoformat(saved["next_at"]) if saved["next_at"] else None
             self.triggers[definition.id] = armed
 

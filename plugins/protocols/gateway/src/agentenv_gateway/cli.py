@@ -71,9 +71,10 @@ def serve(
         str,
         typer.Option(
             "--reset-to",
-            help="What data/reset without `to` means: loaded (back to the last load) or empty (the reference's).",
+            help="What data/reset without `to` means: empty (clear every env, as the reference's load path "
+            "expects: reset, then data/add) or loaded (back to the last load).",
         ),
-    ] = "loaded",
+    ] = "empty",
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
     """Serve ENVS as one world: card, MCP at /mcp, JSON-RPC at /agentenv, REST at /rest, OpenAPI."""

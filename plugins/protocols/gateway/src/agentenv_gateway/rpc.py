@@ -233,6 +233,7 @@ def triggers_state(gw: Gateway, _: NoParams, role: str) -> dict[str, Any]:
                 "kind": armed.definition.kind,
                 "fired": armed.fired,
                 "status": armed.status,
+                **({"error": armed.last_error} if armed.last_error is not None else {}),
                 "enabled": armed.enabled,
                 "spent": armed.spent,
                 "next_at": armed.next_at.isoformat() if armed.next_at else None,
