@@ -27,6 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 HEAD_END = b"\r\n\r\n"
+READ_SIZE = 64 * 1024
+"""Bytes one read takes from a connection. asyncio reads 256 KiB at a time, whether or not the request will be
+admitted: 300 uploads that each arrive together with their head put 75 MiB in flight before any is refused (and
+glibc may keep it). 64 KiB matches uvicorn's own flow-control mark, so a large upload loses nothing."""
 DESCRIPTORS_KEPT_FREE = 48
 """Descriptors left for the server itself (listening sockets, the store, logs, a world's files)."""
 logger = logging.getLogger("agentenv.served")
@@ -106,6 +110,8 @@ def guarded_protocol(base: type[asyncio.Protocol], waits: HeaderWaits) -> type[a
         _between_requests = False
 
         def connection_made(self, transport: Any) -> None:
+            if hasattr(transport, "max_size"):  # asyncio's selector transport reads up to this many bytes at once
+                transport.max_size = READ_SIZE
             super().connection_made(transport)
             self._await_head()
 

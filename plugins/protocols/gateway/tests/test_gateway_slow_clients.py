@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -166,3 +167,29 @@ def test_300_slowloris_sockets_at_a_256_descriptor_limit_leave_health_fast_and_t
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def test_a_connection_is_read_64_kib_at_a_time_so_refused_uploads_cannot_pile_up_in_memory() -> None:
+    """asyncio reads 256 KiB per call: 300 uploads arriving with their heads held 75 MiB before any was refused."""
+    chunks: list[int] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(len(message.get("body", b"")))
+            more = message.get("more_body", False)
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    body = b"x" * (1024 * 1024)
+    with serve_in_thread(app) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            head = f"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            sock.sendall(head + body)
+            assert sock.recv(200).startswith(b"HTTP/1.1 204")
+    assert sum(chunks) == len(body)
+    assert max(chunks) <= 64 * 1024, chunks
