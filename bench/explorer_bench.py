@@ -186,7 +186,7 @@ def measure(args: argparse.Namespace, folder: Path) -> int:
     for label, value in [
         ("first byte of /", index_ms),
         (f"first byte of GET /api/runs (50 of {args.runs:,})", runs_api),
-        ("GET /api/runs?agent=… (a scan of every record)", filtered_api),
+        ("GET /api/runs?agent=… (no run matches: filtered in the store)", filtered_api),
         (f"trajectory page at event {args.events - PAGE:,}, first open", cold_ms),
         ("trajectory page, index built", warm_ms),
     ]:

@@ -31,6 +31,8 @@ def test_runs_list_filters_and_pages(explorer: LoopbackService, project: Project
     assert failing[0]["agent"] == "wrong_solver" and failing[0]["score"] == 0.25
     by_agent = get(explorer, "/api/runs", agent="wrong_solver").json()["runs"]
     assert [r["id"] for r in by_agent] == [project.runs["refund_fail"]]
+    own_agent = {r["id"] for r in get(explorer, "/api/runs", agent="task default").json()["runs"]}
+    assert project.runs["refund_pass"] in own_agent and project.runs["refund_fail"] not in own_agent
     first = get(explorer, "/api/runs", limit=1).json()
     second = get(explorer, "/api/runs", limit=1, offset=first["next_offset"]).json()
     assert first["runs"][0]["id"] == ids[0] and second["runs"][0]["id"] == ids[1]
@@ -106,7 +108,7 @@ def test_trajectory_pages_and_server_side_filters(explorer: LoopbackService, pro
 def test_artifacts_and_one_object(explorer: LoopbackService, project: Project) -> None:
     run = project.runs["hello"]
     listing = get(explorer, f"/api/runs/{run}/artifacts").json()
-    assert listing["objects"] == [f"runs/{run}/world.trajectory.jsonl"]
+    assert listing["objects"] == [f"runs/{run}/world.final.snapshot.zlib", f"runs/{run}/world.trajectory.jsonl"]
     raw = get(explorer, f"/api/runs/{run}/artifacts/world.trajectory.jsonl")
     assert raw.status_code == 200 and json.loads(raw.content.splitlines()[0])["seq"] == 0
     missing = get(explorer, f"/api/runs/{run}/artifacts/nothing.bin")
@@ -118,8 +120,10 @@ def test_world_page(explorer: LoopbackService, project: Project) -> None:
     assert world["envs"] == ["helpdesk", "email", "slack"]
     assert "issue_refund" in world["roles"]["billing_lead"] and "issue_refund" not in world["roles"]["support"]
     assert world["card"]["name"] == "helpdesk+email+slack"
-    # a succeeded run stores no snapshot: the answer says so instead of inventing tables
-    assert world["tables"] is None and "no world snapshot" in world["tables_note"]
+    # a succeeded run keeps its world's final state (compressed): the tables are those the agent left
+    assert world["tables_note"] is None
+    refunds = world["tables"]["helpdesk.refunds"]
+    assert refunds["rows"][-1][:4] == ["REF-3001", "ORD-5001", "PAY-7001", 12999], refunds  # its wrong amount
 
 
 def test_compare_a_passing_and_a_failing_run(explorer: LoopbackService, project: Project) -> None:
@@ -130,6 +134,8 @@ def test_compare_a_passing_and_a_failing_run(explorer: LoopbackService, project:
     assert (first["a"]["args"]["amount"], first["b"]["args"]["amount"]) == (89.99, 129.99)
     differs = {c["criterion"] for c in answer["criteria"] if c["differs"]}
     assert differs == {"grade.refund_amount", "grade.customer_told"}
+    # both succeeded, so both kept their final state: the refund row of each differs (89.99 vs 129.99)
+    assert answer["tables"]["helpdesk.refunds"] == {"only_a": 1, "only_b": 1}, answer["tables"]
     same = get(explorer, "/api/compare", a=project.runs["refund_pass"], b=project.runs["refund_pass"]).json()
     assert same["trajectory"]["identical"] is True
     assert get(explorer, "/api/compare", a=project.runs["hello"]).status_code == 400

@@ -90,7 +90,7 @@ def test_the_support_refund_run_shows_the_refund_call_and_the_score(
     shoot(page, "run-support-refund.png")
 
 
-def test_the_world_page_shows_the_card_roles_and_tables_note(
+def test_the_world_page_shows_the_card_roles_and_final_tables(
     page: Any, explorer: LoopbackService, project: Project
 ) -> None:
     visit(page, explorer, f"world/{project.runs['refund_fail']}", "#role-tools")
@@ -98,7 +98,9 @@ def test_the_world_page_shows_the_card_roles_and_tables_note(
     cells = [c.strip() for c in refund_row.locator("td").all_inner_texts()]
     assert cells[0] == "issue_refund" and cells[1:] == ["✓", "✓", "–"]  # default, billing_lead, support
     assert "helpdesk+email+slack" in page.inner_text("#card")
-    assert "no world snapshot" in page.inner_text("#tables")
+    refunds = page.locator('#tables details[data-table="helpdesk.refunds"]')
+    refunds.locator("summary").click()
+    assert "REF-3001" in refunds.inner_text() and "12999" in refunds.inner_text()  # the run's wrong refund
     shoot(page, "world.png")
 
 

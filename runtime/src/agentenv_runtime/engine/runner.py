@@ -28,6 +28,9 @@ from agentenv_runtime.engine.task import TaskError, TaskFile
 from agentenv_runtime.engine.verdict import all_graded
 from agentenv_runtime.world.world import World
 
+FINAL_STATE_MAX_BYTES = 4 * 1024 * 1024
+"""The largest compressed final world state a succeeded run keeps (a helpdesk world: about 8 KB)."""
+
 
 def new_run_id() -> str:
     """Sortable by start second, unique by 64 random bits (24 bits once collided across parallel rollouts)."""
@@ -127,6 +130,7 @@ class TaskRunner:
             "plugin_versions": self.plugin_versions,
             "pins": task.pins.model_dump(),
             "overrides": ctx.overrides,
+            "agent": wanted.get("agent") or None,  # top level, so stores filter runs by agent without a scan
             "resumed_from": resume["id"] if resume else None,
             "owner": owner(),
         }
@@ -159,6 +163,24 @@ class TaskRunner:
             self._finish(record, ctx, engine, planned, status, keep)
         return record
 
+    def _keep_final_state(self, record: dict[str, Any], run_id: str, key: str, world: World) -> None:
+        """A finished run's world as it ended, compressed, so its tables can be shown later (`agentenv up`).
+
+        Unlike `world_snapshots` (kept by failed and `--keep` runs, to resume them), it is read only. A world
+        whose compressed state passes FINAL_STATE_MAX_BYTES is not kept (`--keep` keeps it whole): a helpdesk
+        world is about 8 KB compressed (107 KB raw) and costs about half a millisecond."""
+        import zlib
+
+        packed = zlib.compress(world.snapshot(), 1)
+        if len(packed) > FINAL_STATE_MAX_BYTES:
+            record.setdefault("final_states_skipped", {})[key] = (
+                f"{len(packed)} bytes compressed > {FINAL_STATE_MAX_BYTES}; run with --keep to keep it"
+            )
+            return
+        object_key = f"runs/{run_id}/{key}.final.snapshot.zlib"
+        self.records.put_object(object_key, packed)
+        record.setdefault("final_states", {})[key] = object_key
+
     def _finish(
         self,
         record: dict[str, Any],
@@ -182,6 +204,8 @@ class TaskRunner:
                     snapshot_key = f"runs/{ctx.run_id}/{key}.snapshot"
                     self.records.put_object(snapshot_key, world.snapshot())
                     record.setdefault("world_snapshots", {})[key] = snapshot_key
+                else:
+                    self._keep_final_state(record, ctx.run_id, key, world)
             except Exception as exc:
                 save_errors.append(f"saving world {key}: {type(exc).__name__}: {exc}")
         errors = save_errors + ([] if keep else ctx.teardown_all())

@@ -97,5 +97,5 @@ def compare(view: RunsView, run_a: str, run_b: str) -> dict[str, Any]:
         "trajectory": divergence(view, one, other),
         "criteria": criteria(one, other),
         "tables": table_difference(view, one, other),
-        "tables_note": "the apps' tables are compared only where both runs stored a world snapshot",
+        "tables_note": "the apps' tables are compared only where both runs kept their world's final state",
     }

@@ -18,11 +18,15 @@ EVENT_FILTERS = {"kind", "role", "tool", "q"}
 LIST_FIELDS = ("id", "task", "bundle", "status", "passed", "score", "seed", "started_at", "finished_at")
 
 
+TASK_DEFAULT = "task default"
+"""How the list shows (and the `agent` filter names) a run that used its task's own agent."""
+
+
 def agent_of(record: Mapping[str, Any]) -> str:
     """The agent a run used: the `--agent` override, else the task's own (shown as `task default`)."""
     overrides = record.get("overrides")
-    chosen = overrides.get("agent") if isinstance(overrides, dict) else None
-    return str(chosen) if chosen else "task default"
+    chosen = record.get("agent") or (overrides.get("agent") if isinstance(overrides, dict) else None)
+    return str(chosen) if chosen else TASK_DEFAULT
 
 
 def summary(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -57,14 +61,14 @@ class RunsView:
         if status is not None and status not in STATUSES:
             raise bad_request(f"status={status!r} is not a run status; give one of {', '.join(sorted(STATUSES))}")
         agent = query.get("agent") or None
-        # `interrupted` is worked out live from a `running` record; `agent` sits inside `overrides`.
+        if agent is not None:  # the store filters on the record's top-level `agent` (null: the task's own)
+            where["agent"] = None if agent == TASK_DEFAULT else agent
+        # `interrupted` is worked out live from a `running` record.
         if status is not None:
             where["status"] = "running" if status == "interrupted" else status
         post: list[Callable[[dict[str, Any]], bool]] = []
         if status in ("running", "interrupted"):
             post.append(lambda r: r.get("status") == status)
-        if agent is not None:
-            post.append(lambda r: agent_of(r) == agent)
         wanted = offset + limit + 1
         found = self.guard(self.records.list, None if post else wanted, **where)
         rows = [r for r in found if all(keep(r) for keep in post)][offset:wanted]

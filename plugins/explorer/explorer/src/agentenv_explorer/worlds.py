@@ -1,5 +1,6 @@
 """A run's world as the world page shows it: the card, the tools each role may call, and the apps' tables as
-they were at the end of the run (from the world snapshot the run stored, where it stored one).
+they were at the end of the run (from the state the run kept: compressed for a succeeded run, whole for a failed
+or `--keep` one).
 
 The world is rebuilt from what the task file and the run's deploy step name (its envs and roles), so the card
 is the one the agent saw; no artifact is loaded, the snapshot brings the data back.
@@ -76,12 +77,19 @@ def role_tools(world: Any, roles: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def final_tables(runs: Any, record: Mapping[str, Any], key: str, envs: list[str], roles: Any) -> Any:
-    """The tables at the end of the run from its stored snapshot, or None when the run stored none."""
-    snapshots = record.get("world_snapshots") or {}
-    if key not in snapshots:
+    """The tables at the end of the run from its stored snapshot (a failed or `--keep` run's `world_snapshots`,
+    a succeeded run's compressed `final_states`), or None when the run stored none."""
+    import zlib
+
+    snapshots, finals = record.get("world_snapshots") or {}, record.get("final_states") or {}
+    if key in snapshots:
+        state = runs.guard(runs.records.get_object, snapshots[key])
+    elif key in finals:
+        state = zlib.decompress(runs.guard(runs.records.get_object, finals[key]))
+    else:
         return None
     world = build(envs, roles)
-    world.restore(runs.guard(runs.records.get_object, snapshots[key]))
+    world.restore(state)
     return tables(world)
 
 
@@ -108,5 +116,5 @@ def world_page(runs: Any, run_id: str, world_key: str | None) -> dict[str, Any]:
         "tables": state,
         "tables_note": None
         if state is not None
-        else "this run stored no world snapshot (runs store one when they fail, or with `agentenv run --keep`)",
+        else "this run kept no world state (too large, or recorded before runs kept one): use `agentenv run --keep`",
     }

@@ -1,5 +1,5 @@
 // A run's world: the Environment Card, the tools each role may call, and the apps' tables at the end of the run
-// (from the world snapshot the run stored, where it stored one).
+// (from the state the run kept: every succeeded run keeps it compressed, a failed or `--keep` run whole).
 
 import { api } from "./api.js";
 import { el, errorBox, table } from "./dom.js";
