@@ -31,8 +31,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agentenv import get_host
 from agentenv.config import load_config
-from agentenv_runtime import Records, build_world, get_host
+from agentenv_runtime import Records, build_world
 from agentenv_testing.pytest_plugin import write_local_config
 from agentenv_testing.services import LoopbackService
 
