@@ -53,6 +53,9 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.env.tool import ToolSchemaError as ToolSchemaError
     from agentenv_runtime.env.tool import ToolSpec as ToolSpec
     from agentenv_runtime.env.tool import tool as tool
+    from agentenv_runtime.live import LIVE_MARKER as LIVE_MARKER
+    from agentenv_runtime.live import live_folder as live_folder
+    from agentenv_runtime.live import pid_alive as pid_alive
     from agentenv_runtime.registry import Registry as Registry
     from agentenv_runtime.request_json import JsonRefused as JsonRefused
     from agentenv_runtime.request_json import loads_request as loads_request
@@ -179,6 +182,9 @@ _HOMES = {  # public name -> the module that holds it (`module:attribute` where 
     "JsonRefused": "agentenv_runtime.request_json",
     "loads_request": "agentenv_runtime.request_json",
     "HeaderWaits": "agentenv_runtime.slow_clients",
+    "LIVE_MARKER": "agentenv_runtime.live",
+    "live_folder": "agentenv_runtime.live",
+    "pid_alive": "agentenv_runtime.live",
     "server_settings": "agentenv_runtime.slow_clients",
     "SAFE_METHODS": "agentenv_runtime.web_guard",
     "cross_site_refusal": "agentenv_runtime.web_guard",

@@ -1,9 +1,9 @@
 """The run event log: run, step and tool-call events as JSON lines, for tracing a run while it happens.
 
 `AGENTENV_EVENTS=/path/events.jsonl agentenv run …` appends one line per event (`tail -f` it, or feed a
-dashboard). The observer hooks below are registered only when the variable is set (see `plugin.py`), so a
-run without it pays nothing per tool call. Each line is written and flushed whole, with the process id, so
-worker processes may share one file.
+dashboard). The observer hooks below are registered only when the variable is set (see `plugin.py`; `live.py`
+sets it while `agentenv up` serves the project), so a run without it pays nothing per tool call. Each line is
+written and flushed whole, with the process id, so worker processes may share one file.
 """
 
 from __future__ import annotations
@@ -11,11 +11,15 @@ from __future__ import annotations
 import json
 import os
 import time
+from contextvars import ContextVar
 from typing import Any
 
 from agentenv.hookspecs import hookimpl
 
 EVENTS_VAR = "AGENTENV_EVENTS"
+RUN_ID: ContextVar[str | None] = ContextVar("agentenv_run_id", default=None)
+"""The run whose steps are executing (set by the runner), so a tool call's line names its run: one process may run
+several at once. A call answered on another thread (a served world) has none."""
 
 
 def write_event(kind: str, **fields: Any) -> None:
@@ -49,4 +53,4 @@ def agentenv_step_finished(run_id: str, step: dict[str, Any]) -> None:
 
 @hookimpl
 def agentenv_tool_called(event: dict[str, Any]) -> None:
-    write_event("tool_called", call=event)
+    write_event("tool_called", call=event, run_id=RUN_ID.get())

@@ -66,7 +66,13 @@ def agentenv_command_hints() -> dict[str, str]:
     return dict(json.loads(files("agentenv_runtime").joinpath("commands.json").read_text(encoding="utf-8")))
 
 
-if os.environ.get("AGENTENV_EVENTS"):  # the event log's observers exist only when it is asked for
+def _event_log_wanted() -> bool:
+    from agentenv_runtime.live import join_live_log
+
+    return join_live_log()
+
+
+if os.environ.get("AGENTENV_EVENTS") or _event_log_wanted():  # observers exist only when a log is asked for
     from agentenv_runtime.events import (  # noqa: F401 - pluggy registers what this module holds
         agentenv_run_finished,
         agentenv_run_started,

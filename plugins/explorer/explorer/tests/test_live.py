@@ -4,6 +4,10 @@ subprocesses started by the real server."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +72,47 @@ def test_cancel_a_waiting_run(explorer: LoopbackService) -> None:
     assert len(users["rows"]) == min(users["count"], 200)
     same = httpx.get(f"{explorer.url}/api/compare", params={"a": run_id, "b": run_id}, timeout=60).json()
     assert same["tables"] == {} and same["trajectory"]["identical"] is True  # both snapshots read, nothing differs
+
+
+def _running_run(explorer: LoopbackService, seed: int, process: subprocess.Popen[bytes]) -> str:
+    """The id of the `waiting` run with this seed once its record says it is running."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the run ended before it was seen running"
+        runs = httpx.get(f"{explorer.url}/api/runs", params={"seed": seed, "status": "running"}, timeout=30).json()
+        if runs["runs"]:
+            return str(runs["runs"][0]["id"])
+        time.sleep(0.2)
+    raise AssertionError("the run never showed up as running")
+
+
+def test_a_run_started_elsewhere_in_the_project_streams_its_events_live(
+    explorer: LoopbackService, project: Project
+) -> None:
+    """`agentenv run` in another terminal of the project: while the explorer serves, it writes its event log into
+    the project's live folder, and the explorer streams it as it does its own launches."""
+    seed = 4242
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentenv", "run", "waiting", "--seed", str(seed)],
+        cwd=project.folder, env=project.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        run_id = _running_run(explorer, seed, process)
+        names: list[str] = []
+        finished: dict[str, Any] = {}
+        for name, data in stream(explorer, run_id):
+            names.append(name)
+            if name == "step_started" and data["step"]["id"] == "review":
+                process.send_signal(signal.SIGINT)  # Ctrl-C where it runs: it cancels, records, and says so
+            if name == "run_finished":
+                finished = data["run"]
+        assert names[0] == "run_started" and names[-1] == "end", names
+        assert "step_finished" in names and finished["id"] == run_id and finished["status"] == "cancelled"
+        assert process.wait(60) != 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def test_stream_of_a_stored_run_ends_at_once(explorer: LoopbackService, project: Project) -> None:

@@ -26,6 +26,7 @@ from agentenv_runtime.engine.ranges import unmet_ranges
 from agentenv_runtime.engine.records import Records, owner
 from agentenv_runtime.engine.task import TaskError, TaskFile
 from agentenv_runtime.engine.verdict import all_graded
+from agentenv_runtime.events import RUN_ID
 from agentenv_runtime.world.world import World
 
 FINAL_STATE_MAX_BYTES = 4 * 1024 * 1024
@@ -147,6 +148,7 @@ class TaskRunner:
 
         engine = Engine(task, planned, ctx, observe, skip)
         status = "failed"
+        run_token = RUN_ID.set(ctx.run_id)  # names the run in the event log's tool-call lines
         try:
             if resume:
                 await self._restore_worlds(resume, engine)
@@ -161,6 +163,7 @@ class TaskRunner:
             raise
         finally:
             self._finish(record, ctx, engine, planned, status, keep)
+            RUN_ID.reset(run_token)
         return record
 
     def _keep_final_state(self, record: dict[str, Any], run_id: str, key: str, world: World) -> None:

@@ -20,6 +20,7 @@ from agentenv_explorer.catalog import Catalog
 from agentenv_explorer.compare import compare
 from agentenv_explorer.errors import ApiError, bad_request, not_found
 from agentenv_explorer.launcher import Launcher, start_arguments
+from agentenv_explorer.live_logs import LiveLogs
 from agentenv_explorer.panels import Panel, collect, panel_manager
 from agentenv_explorer.params import check_names
 from agentenv_explorer.runs import RUN_FILTERS, RunsView
@@ -93,6 +94,8 @@ class Explorer:
     records: Any
     launcher: Launcher
     panels: dict[str, Panel] = field(default_factory=dict)
+    live: LiveLogs | None = None
+    """The project's live folder: events of running runs this explorer did not start (None: status only)."""
 
     def __post_init__(self) -> None:
         self.runs = RunsView(self.records, guarded)
@@ -143,10 +146,15 @@ class Explorer:
         return await self.launcher.cancel(record["id"], record)
 
     async def events(self, request: Request) -> Any:
-        """Launched here: every event of its event log. Otherwise: the record's status until it ends."""
+        """Launched here: every event of its event log. Running elsewhere in the project: its events from the live
+        folder. Otherwise (stored, or its process logs nowhere this explorer can see): the status until it ends."""
         record = await _thread(self.runs.get, request.path_params["run_id"])
         if record["id"] in self.launcher.launches:
             return self.launcher.follow(record["id"])
+        if record.get("status") == "running" and self.live is not None:
+            log = await _thread(self.live.find, record["id"])
+            if log is not None:
+                return self.live.follow(log, record["id"])
         return self._status_changes(record)
 
     async def _status_changes(self, record: dict[str, Any]) -> Any:
@@ -387,8 +395,9 @@ def make_explorer(host: Any = None, config: Any = None, *, load_panels: bool = T
     """An Explorer over the configured stores (ConfigError, StoreError, LookupError when they cannot open)."""
     from agentenv import get_host
     from agentenv.config import load_config
-    from agentenv_runtime import Records
+    from agentenv_runtime import Records, live_folder
 
     host = host or get_host()
     config = config or load_config()
-    return Explorer(host, config, Records(config, host), Launcher(), collect(panel_manager(load_panels)))
+    panels = collect(panel_manager(load_panels))
+    return Explorer(host, config, Records(config, host), Launcher(), panels, LiveLogs(live_folder()))

@@ -82,9 +82,14 @@ def serve(app: object, explorer: object, host: str, port: int, token: str | None
     # uvicorn shuts down on SIGTERM, then raises the signal again with the handler that was there before it: this
     # one turns it into SystemExit, so the `finally` below still cancels the runs started here.
     signal.signal(signal.SIGTERM, _exit_on_signal)
+    live = explorer.live  # type: ignore[attr-defined]
+    if live is not None:
+        live.publish()  # runs started in this project from now on write their events where the explorer reads
     try:
         server.run(sockets=[sock])
     finally:
+        if live is not None:
+            live.close()
         explorer.launcher.close()  # type: ignore[attr-defined]
     return 0
 

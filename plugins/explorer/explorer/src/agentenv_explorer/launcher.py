@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv_explorer.errors import ApiError, bad_request
+from agentenv_explorer.live_logs import follow_log
 
 START_FIELDS = {"bundle": str, "task": str, "agent": str, "seed": int, "sandbox": str, "model": str}
 MAX_LIVE = 4
@@ -139,28 +140,11 @@ class Launcher:
     async def follow(self, run_id: str) -> AsyncIterator[dict[str, Any]]:
         """The run's events from the first, then as they come, until the run finishes or its process ends."""
         launch = self.launches[run_id]
-        with launch.events.open("rb") as source:
-            partial = b""
-            while True:
-                chunk = source.readline()
-                if chunk:
-                    partial += chunk
-                    if not partial.endswith(b"\n"):
-                        continue
-                    line, partial = partial, b""
-                    event = json.loads(line)
-                    yield event
-                    if event.get("event") == "run_finished":
-                        return
-                    continue
-                if not launch.alive():
-                    rest = source.read()
-                    if not rest:
-                        yield {"event": "process_exited", "exit_code": launch.process.returncode}
-                        return
-                    partial += rest
-                    continue
-                await asyncio.sleep(POLL_S)
+        async for event in follow_log(launch.events, launch.alive):
+            yield event
+            if event.get("event") == "run_finished":
+                return
+        yield {"event": "process_exited", "exit_code": launch.process.returncode}
 
     def close(self) -> None:
         """Cancel what is still running (each run tears down and records), wait for it, and remove the event logs

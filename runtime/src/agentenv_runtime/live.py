@@ -1,0 +1,82 @@
+"""Live event logs: while `agentenv up` serves a project, every run in that project writes its event log there.
+
+The explorer streams the events of the runs it starts from their `AGENTENV_EVENTS` file. A run started anywhere
+else (another terminal, a batch, a CI job) is as interesting to watch, so `agentenv up` leaves a marker in the
+project's `.agentenv/live/` folder; a process of the same project that starts while a marker names a live
+explorer writes the run event log (`events.py`) to `.agentenv/live/PID.jsonl`. Without a marker nothing is written
+and no observer is registered: a process pays one walk up the folders for the config and one `stat`.
+
+The project is the folder holding `.agentenv/config.toml` (found as the config is: `AGENTENV_CONFIG`, else walking
+up), or the working directory when there is no config file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+LIVE_FOLDER = Path(".agentenv") / "live"
+LIVE_MARKER = "explorer-{pid}.json"
+"""The file each `agentenv up` keeps in the live folder while it serves (one per explorer: several may serve one
+project, and one stopping must not blind the others)."""
+
+
+def project_root(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """The folder whose `.agentenv/` holds the config in use (the working directory when none is found)."""
+    from agentenv.config import ConfigError, find_config_file
+
+    try:
+        found = find_config_file(cwd, environ)
+    except ConfigError:
+        found = None
+    if found is None:
+        return (cwd or Path.cwd()).resolve()
+    folder = found.resolve().parent
+    return folder.parent if folder.name == ".agentenv" else folder
+
+
+def live_folder(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    return project_root(cwd, environ) / LIVE_FOLDER
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (signal 0 checks without sending anything)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, owned by someone else
+    return True
+
+
+def explorer_pid(folder: Path) -> int | None:
+    """The pid of an explorer serving this live folder, or None (no marker, or none whose process is alive)."""
+    try:
+        markers = list(folder.glob(LIVE_MARKER.format(pid="*")))
+    except OSError:
+        return None
+    for marker in markers:
+        pid = marker.stem.removeprefix("explorer-")
+        if pid.isdigit() and int(pid) > 0 and pid_alive(int(pid)):
+            return int(pid)
+    return None
+
+
+def join_live_log(environ: dict[str, str] | None = None) -> bool:
+    """Point this process's event log at the project's live folder when an explorer serves it (True then).
+
+    An `AGENTENV_EVENTS` already set wins (the explorer's own launches, a user's `tail -f`); the explorer itself
+    never logs into its own folder."""
+    from agentenv_runtime.events import EVENTS_VAR
+
+    environ = os.environ if environ is None else environ
+    if environ.get(EVENTS_VAR):
+        return True
+    folder = live_folder(environ=environ)
+    pid = explorer_pid(folder)
+    if pid is None or pid == os.getpid():
+        return False
+    environ[EVENTS_VAR] = str(folder / f"{os.getpid()}.jsonl")
+    return True
