@@ -181,6 +181,8 @@ class ServedAgent:
         )
         self.memory: dict[str, str] = {}
         self.records: list[dict[str, Any]] = []
+        self.max_records = MAX_RECORDS
+        """Task records kept (the app sets it to its `max_tasks`)."""
         self.current: dict[str, Any] | None = None
         self.lock = threading.RLock()
         self.tools = ServedTools(self)
@@ -275,7 +277,7 @@ class ServedAgent:
         }
         with self.lock:
             self.records.append(record)
-            del self.records[:-MAX_RECORDS]
+            del self.records[: -self.max_records]
             self.current = record
             try:
                 self._instruct()
