@@ -106,7 +106,7 @@ def build_a2a_app(
             for interface in fitted.supported_interfaces:
                 legacy = interface.protocol_version == LEGACY_PROTOCOL_VERSION
                 interface.url = base.rstrip("/") + LEGACY_RPC_PATH if legacy else base
-        apply_config(fitted, served, endpoint=base.rstrip("/") + EXTENSION_PATH)
+        apply_config(fitted, served, endpoint=EXTENSION_PATH)  # a path: the reference's clients append it to the base
         return fitted
 
     @asynccontextmanager
@@ -126,7 +126,7 @@ def build_a2a_app(
     routes = [
         *create_agent_card_routes(card, card_modifier=current_card, card_url=CARD_PATH),
         Route(LEGACY_CARD_PATH, legacy_card, methods=["GET"]),
-        Route(EXTENSION_PATH, extension_endpoint(served), methods=["POST"]),
+        Route(EXTENSION_PATH, extension_endpoint(served), methods=["GET", "POST"]),
         *create_jsonrpc_routes(handler, rpc_url=LEGACY_RPC_PATH, enable_v0_3_compat=True),
         *create_jsonrpc_routes(handler, rpc_url=RPC_PATH, enable_v0_3_compat=True),
     ]
@@ -165,8 +165,9 @@ def apply_config(card: AgentCard, served: ServedAgent, *, endpoint: str) -> None
     card.capabilities.extensions.append(
         AgentExtension(
             uri=EXTENSION_URI,
-            description="agentenv agent configuration: config/get|set, state/save|load|reset, trajectory/get "
-            "(JSON-RPC 2.0 at params.endpoint); params.install is the install declaration.",
+            description="agentenv agent configuration at params.endpoint: JSON-RPC 2.0 (params.rpc: config/get|set, "
+            "state/save|load|reset, trajectory/get) and REST set/get (params.methods); params.install is the "
+            "install declaration.",
             required=False,
             params=params,
         )
@@ -174,7 +175,8 @@ def apply_config(card: AgentCard, served: ServedAgent, *, endpoint: str) -> None
 
 
 def extension_endpoint(served: ServedAgent) -> Callable[[Any], Awaitable[Any]]:
-    """The Starlette endpoint answering the extension's JSON-RPC 2.0 methods."""
+    """The Starlette endpoint answering the extension's JSON-RPC 2.0 methods, and the reference implementation's
+    REST `set` / `get` (a body without a JSON-RPC envelope, or a GET) that its `prompt_agent` step sends."""
     from agentenv_runtime import JsonRefused, loads_request
     from starlette.responses import JSONResponse
 
@@ -188,11 +190,24 @@ def extension_endpoint(served: ServedAgent) -> Callable[[Any], Awaitable[Any]]:
             body["result"] = result
         return JSONResponse(body)
 
+    async def rest(request: Any, call: Any) -> Any:
+        """The reference's REST operations: `GET` reads the config back, `POST` a fields object sets it."""
+        try:
+            if request.method == "GET":
+                return JSONResponse(await asyncio.to_thread(served.rest_get))
+            return JSONResponse(await asyncio.to_thread(served.rest_set, call))
+        except ConfigRefused as exc:
+            return JSONResponse({"detail": str(exc)}, status_code=400)
+
     async def endpoint(request: Any) -> Any:
+        if request.method == "GET":
+            return await rest(request, None)
         try:
             call = loads_request(await request.body())
         except JsonRefused as exc:
             return reply(None, code=-32700, message=f"parse error: {exc}")
+        if isinstance(call, dict) and "jsonrpc" not in call and "method" not in call:
+            return await rest(request, call)  # no JSON-RPC envelope: the reference's `set`
         if not isinstance(call, dict) or not isinstance(call.get("method"), str):
             return reply(None, code=-32600, message="invalid request: send a JSON-RPC 2.0 object with `method`")
         request_id, params = call.get("id"), call.get("params") or {}
