@@ -397,11 +397,10 @@ def serve_a2a(
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     if max_tasks is not None or task_ttl is not None:
-        state = getattr(app, "state", None)
-        store = getattr(state, "task_store", None)
-        if store is None:
+        state: Any = getattr(app, "state", None)
+        if getattr(state, "task_store", None) is None:
             raise ValueError("max_tasks / task_ttl: the app was not made by build_a2a_app; it has no task store")
-        limit_tasks(store, state.served, max_tasks=max_tasks, task_ttl=task_ttl)
+        limit_tasks(state.task_store, state.served, max_tasks=max_tasks, task_ttl=task_ttl)
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="on", access_log=False,
         **server_settings(H11Protocol, HeaderWaits(header_timeout=header_timeout)),
