@@ -209,3 +209,49 @@ def test_a_header_timeout_of_zero_is_refused(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 2 and "--header-timeout" in done.stderr
+
+
+AT_CAPACITY = """
+import asyncio, json, sys
+from openenv.core.generic_client import GenericEnvClient
+
+async def main(url):
+    env = GenericEnvClient(base_url=url)
+    try:
+        await env.reset()
+    except Exception as exc:
+        print(json.dumps({"error": type(exc).__name__, "message": str(exc)}))
+    else:
+        print(json.dumps({"error": None}))
+    finally:
+        await env.close()
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+@pytest.mark.slow
+def test_openenvs_own_client_is_told_the_server_is_at_capacity(
+    serve: Callable[..., str], openenv_python: Path
+) -> None:
+    """openenv-core's server answers a session over capacity with an error message (code CAPACITY_REACHED, with
+    active and max sessions) and then closes (1000); its client raises `Server error: … (code: …)` from the reply
+    to its first message. Closing at once made that first send fail: the client saw only a closed connection."""
+    url = serve("support-refund", "--max-sessions", "1")
+
+    async def scenario() -> dict[str, Any]:
+        async with websockets.connect(url.replace("http://", "ws://") + "/ws") as holder:
+            await holder.send(json.dumps({"type": "reset", "data": {}}))
+            assert json.loads(await holder.recv())["type"] == "observation"  # the only slot is taken
+            proc = await asyncio.create_subprocess_exec(
+                str(openenv_python), "-c", AT_CAPACITY, url, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            out, err = await asyncio.wait_for(proc.communicate(), 120)
+            assert proc.returncode == 0, err.decode()[-3000:]
+            seen: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+            return seen
+
+    seen = asyncio.run(scenario())
+    assert seen["error"] == "RuntimeError", seen
+    assert "code: CAPACITY_REACHED" in seen["message"] and "--max-sessions" in seen["message"], seen
