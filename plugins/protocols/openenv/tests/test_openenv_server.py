@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -255,3 +256,29 @@ def test_openenvs_own_client_is_told_the_server_is_at_capacity(
     seen = asyncio.run(scenario())
     assert seen["error"] == "RuntimeError", seen
     assert "code: CAPACITY_REACHED" in seen["message"] and "--max-sessions" in seen["message"], seen
+
+
+def test_a_client_gone_mid_body_logs_no_traceback(tmp_path: Path) -> None:
+    """A request head announcing a body, part of it, then the connection closed: uvicorn logged a
+    `ClientDisconnect` traceback per request; now nothing is logged and the server goes on."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTENV_")}
+    agentenv = Path(sys.executable).with_name("agentenv")
+    server = subprocess.Popen(
+        [str(agentenv), "openenv", "serve", "support-refund", "--port", "0"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        assert server.stdout is not None
+        head = server.stdout.readline()
+        found = re.search(r"serving on http://([\d.]+):(\d+)", head)
+        assert found, head
+        host, port = found.group(1), int(found.group(2))
+        for path in ("/reset", "/step", "/mcp"):
+            with socket.create_connection((host, port), timeout=10) as conn:
+                conn.sendall(f"POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                             "content-length: 100000\r\n\r\n".encode() + b'{"action": {"tool": "')
+        assert httpx.get(f"http://{host}:{port}/health", timeout=10).json() == {"status": "healthy"}
+    finally:
+        server.terminate()
+        output = server.communicate(timeout=30)[0]
+    assert "Traceback" not in output and "ClientDisconnect" not in output, output[-3000:]

@@ -24,8 +24,8 @@ import anyio
 from agentenv_rl.api import Action, EpisodeError, Template
 from agentenv_runtime import JsonRefused, loads_request, origin_refusal
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agentenv_openenv import __version__
@@ -199,6 +199,11 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
         finally:
             pool.close(session)
 
+    async def gone(request: Request, exc: Exception) -> Response:
+        """A client that went away mid-body (`ClientDisconnect` from `request.body()`): nobody reads the answer,
+        and nothing is logged (it was a traceback per request). 400, as the gateway's admission layer answers."""
+        return Response(status_code=400)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> Any:
         try:
@@ -216,7 +221,8 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
         Route("/mcp", mcp, methods=["POST"]),
         Route("/openapi.json", openapi, methods=["GET"]),
     ]
-    return OpenEnvApp(pool, Starlette(routes=routes, lifespan=lifespan), ws)
+    http = Starlette(routes=routes, lifespan=lifespan, exception_handlers={ClientDisconnect: gone})
+    return OpenEnvApp(pool, http, ws)
 
 
 class OpenEnvApp:
