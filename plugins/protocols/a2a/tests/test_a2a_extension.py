@@ -33,8 +33,9 @@ def ask(url: str, text: str) -> str:
 def test_card_declares_the_extension_with_endpoint_and_install(served):
     extension = next(e for e in card(served.url)["capabilities"]["extensions"] if e["uri"] == URI)
     params = extension["params"]
-    assert params["endpoint"] == f"{served.url}/agentenv"
-    assert "config/set" in params["methods"] and "trajectory/get" in params["methods"]
+    assert params["endpoint"] == "/agentenv"  # a path under the agent's base URL, as the reference's cards carry
+    assert "config/set" in params["rpc"] and "trajectory/get" in params["rpc"]
+    assert params["methods"]["set"]["request"]["supported"] == ["description", "name", "role", "system_prompt"]
     assert "agentenv-agent.json" in params["install"]["files"] and params["install"]["commands"]
 
 

@@ -176,3 +176,21 @@ def test_openenv_validate_url_passes_every_criterion(serve: Callable[..., str], 
     assert proc.returncode == 0 and report["passed"] is True and failed == [], failed
     assert report["summary"]["passed_count"] == report["summary"]["total_count"] == 6
     assert report["mode"] == "simulation" and report["standard_profile"] == "openenv-http/1.x"
+
+
+def test_the_mcp_endpoint_answers_hostile_json_with_a_parse_error_not_a_500() -> None:
+    from agentenv_openenv.app import build_app
+    from agentenv_rl.api import Template
+    from starlette.testclient import TestClient
+
+    app = build_app(Template("support-refund"), 2)
+    json_type = {"content-type": "application/json"}
+    with TestClient(app, raise_server_exceptions=False) as client:
+        for body, why in (
+            (b"[" * 100_000 + b"]" * 100_000, "nest too deeply"),
+            (b'{"jsonrpc": "2.0", "id": NaN, "method": "tools/list"}', "NaN"),
+            (b"\xff", "not UTF-8"),
+        ):
+            answer = client.post("/mcp", content=body, headers=json_type)
+            assert answer.status_code == 200, (why, answer.text[:200])
+            assert answer.json()["error"]["code"] == -32700 and why in answer.json()["error"]["message"]

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -209,3 +210,75 @@ def test_a_header_timeout_of_zero_is_refused(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 2 and "--header-timeout" in done.stderr
+
+
+AT_CAPACITY = """
+import asyncio, json, sys
+from openenv.core.generic_client import GenericEnvClient
+
+async def main(url):
+    env = GenericEnvClient(base_url=url)
+    try:
+        await env.reset()
+    except Exception as exc:
+        print(json.dumps({"error": type(exc).__name__, "message": str(exc)}))
+    else:
+        print(json.dumps({"error": None}))
+    finally:
+        await env.close()
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+@pytest.mark.slow
+def test_openenvs_own_client_is_told_the_server_is_at_capacity(
+    serve: Callable[..., str], openenv_python: Path
+) -> None:
+    """openenv-core's server answers a session over capacity with an error message (code CAPACITY_REACHED, with
+    active and max sessions) and then closes (1000); its client raises `Server error: … (code: …)` from the reply
+    to its first message. Closing at once made that first send fail: the client saw only a closed connection."""
+    url = serve("support-refund", "--max-sessions", "1")
+
+    async def scenario() -> dict[str, Any]:
+        async with websockets.connect(url.replace("http://", "ws://") + "/ws") as holder:
+            await holder.send(json.dumps({"type": "reset", "data": {}}))
+            assert json.loads(await holder.recv())["type"] == "observation"  # the only slot is taken
+            proc = await asyncio.create_subprocess_exec(
+                str(openenv_python), "-c", AT_CAPACITY, url, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            out, err = await asyncio.wait_for(proc.communicate(), 120)
+            assert proc.returncode == 0, err.decode()[-3000:]
+            seen: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+            return seen
+
+    seen = asyncio.run(scenario())
+    assert seen["error"] == "RuntimeError", seen
+    assert "code: CAPACITY_REACHED" in seen["message"] and "--max-sessions" in seen["message"], seen
+
+
+def test_a_client_gone_mid_body_logs_no_traceback(tmp_path: Path) -> None:
+    """A request head announcing a body, part of it, then the connection closed: uvicorn logged a
+    `ClientDisconnect` traceback per request; now nothing is logged and the server goes on."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTENV_")}
+    agentenv = Path(sys.executable).with_name("agentenv")
+    server = subprocess.Popen(
+        [str(agentenv), "openenv", "serve", "support-refund", "--port", "0"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        assert server.stdout is not None
+        head = server.stdout.readline()
+        found = re.search(r"serving on http://([\d.]+):(\d+)", head)
+        assert found, head
+        host, port = found.group(1), int(found.group(2))
+        for path in ("/reset", "/step", "/mcp"):
+            with socket.create_connection((host, port), timeout=10) as conn:
+                conn.sendall(f"POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                             "content-length: 100000\r\n\r\n".encode() + b'{"action": {"tool": "')
+        assert httpx.get(f"http://{host}:{port}/health", timeout=10).json() == {"status": "healthy"}
+    finally:
+        server.terminate()
+        output = server.communicate(timeout=30)[0]
+    assert "Traceback" not in output and "ClientDisconnect" not in output, output[-3000:]

@@ -182,17 +182,77 @@ def test_frames_in_one_write_split_frames_and_long_ones_are_all_answered_in_orde
     asyncio.run(scenario())
 
 
-def test_invalid_utf8_is_read_as_before_and_a_close_sent_with_messages_ends_cleanly(serve: Callable[..., str]) -> None:
+def test_messages_that_are_not_utf8_are_refused_never_read_with_replacement_characters(
+    serve: Callable[..., str],
+) -> None:
+    url = ws_url(serve)
+    not_utf8 = b'{"type": "state", "x": "\xff"}'
+
+    async def scenario() -> None:
+        reader, writer = await raw_session(url)
+        writer.write(client_frame(message("reset", episode_id="kept")))
+        assert json.loads((await server_frame(reader))[1])["type"] == "observation"
+        writer.write(client_frame(not_utf8, opcode=0x2) + client_frame(message("state")))  # binary, then a good one
+        refused = json.loads((await server_frame(reader))[1])
+        assert refused["type"] == "error" and refused["data"]["code"] == "INVALID_JSON", refused
+        assert "not UTF-8" in refused["data"]["message"] and "byte 24" in refused["data"]["message"]
+        state = json.loads((await server_frame(reader))[1])
+        assert state["type"] == "state" and state["data"]["episode_id"] == "kept"  # the session goes on
+        half = len(not_utf8) // 2  # a text message (here in two fragments) that is not UTF-8: error, then 1007
+        writer.write(client_frame(not_utf8[:half], fin=False) + client_frame(not_utf8[half:], opcode=0x0))
+        opcode, payload = await server_frame(reader)
+        assert opcode == 0x1 and "not valid UTF-8" in json.loads(payload)["data"]["message"]
+        opcode, payload = await server_frame(reader)
+        assert opcode == 0x8 and int.from_bytes(payload[:2], "big") == 1007
+        writer.close()
+
+    asyncio.run(scenario())
+
+
+BAD_VALUES = {
+    "NaN": ('{"type": "step", "data": {"tool": "get_ticket", "arguments": {"ticket_id": NaN}}}', "INVALID_JSON"),
+    "Infinity": ('{"type": "mcp", "data": {"jsonrpc": "2.0", "id": Infinity, "method": "tools/list"}}', "INVALID_JSON"),
+    "huge int": ('{"type": "reset", "data": {"seed": ' + "9" * 5000 + "}}", "INVALID_JSON"),
+    "deep nesting": ('{"type": "step", "data": ' + "[" * 5000 + "]" * 5000 + "}", "INVALID_JSON"),
+    "lone surrogate": ('{"type": "reset", "data": {"episode_id": "\\ud800"}}', "INVALID_JSON"),
+    "type not a string": ('{"type": ["reset"]}', "UNKNOWN_TYPE"),
+    "data not an object": ('{"type": "step", "data": [1]}', "VALIDATION_ERROR"),
+    "tool not a string": ('{"type": "step", "data": {"tool": 5, "arguments": {}}}', "VALIDATION_ERROR"),
+    "seed not an integer": ('{"type": "reset", "data": {"seed": 1.5}}', "VALIDATION_ERROR"),
+}
+
+
+def strict_json(text: str | bytes) -> Any:
+    """JSON as a strict reader takes it: `NaN` or `Infinity` in it fail the test."""
+
+    def constant(name: str) -> None:
+        raise AssertionError(f"{name} in a reply: {text[:200]!r}")
+
+    return json.loads(text, parse_constant=constant)
+
+
+def test_bad_json_values_get_an_error_and_the_session_goes_on(serve: Callable[..., str]) -> None:
+    """Each refused with an error message naming the problem; none ends the connection or reaches a reply as a
+    value no strict JSON reader takes (NaN echoed back as an MCP id, say)."""
     url = ws_url(serve)
 
     async def scenario() -> None:
-        reader, writer = await raw_session(url)  # the direct path declines it; the protocol reads it with U+FFFD
-        writer.write(client_frame(b'{"type": "state", "x": "\xff"}') + client_frame(message("state")))
-        for _ in range(2):
-            opcode, payload = await server_frame(reader)
-            assert opcode == 0x1 and json.loads(payload)["type"] == "state"
-        writer.close()
+        async with websockets.connect(url) as ws:
+            await exchange(ws, {"type": "reset", "data": {"episode_id": "still-here"}})
+            for name, (text, code) in BAD_VALUES.items():
+                await ws.send(text)
+                parsed = strict_json(await ws.recv())
+                assert parsed["type"] == "error" and parsed["data"]["code"] == code, (name, parsed)
+                state = await exchange(ws, {"type": "state"})
+                assert state["data"]["episode_id"] == "still-here", (name, state)
 
+    asyncio.run(scenario())
+
+
+def test_a_close_sent_with_messages_ends_cleanly(serve: Callable[..., str]) -> None:
+    url = ws_url(serve)
+
+    async def scenario() -> None:
         reader, writer = await raw_session(url)  # a step and the close frame in one write
         writer.write(client_frame(message("reset")) + client_frame(message("step", **LOOK)))
         writer.write(client_frame((1000).to_bytes(2, "big"), opcode=0x8))
@@ -251,6 +311,24 @@ def test_the_asgi_app_ws_refuses_a_foreign_origin() -> None:
         with client.websocket_connect("/ws") as ws:
             ws.send_json({"type": "reset", "data": {}})
             assert ws.receive_json()["type"] == "observation"
+
+
+def test_the_asgi_app_ws_refuses_what_is_not_utf8_json_and_goes_on() -> None:
+    from agentenv_openenv.app import build_app
+    from agentenv_rl.api import Template
+    from starlette.testclient import TestClient
+
+    app = build_app(Template("support-refund"), 2)
+    with TestClient(app) as client, client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "reset", "data": {"episode_id": "asgi"}})
+        assert ws.receive_json()["type"] == "observation"
+        ws.send_bytes(b'{"type": "state", "x": "\xff"}')
+        refused = ws.receive_json()
+        assert refused["data"]["code"] == "INVALID_JSON" and "not UTF-8" in refused["data"]["message"]
+        ws.send_text('{"type": "step", "data": {"tool": "get_ticket", "arguments": {"ticket_id": NaN}}}')
+        assert ws.receive_json()["data"]["code"] == "INVALID_JSON"
+        ws.send_json({"type": "state"})
+        assert ws.receive_json()["data"]["episode_id"] == "asgi"
 
 
 def test_a_non_loopback_host_needs_allow_remote(tmp_path: Path) -> None:

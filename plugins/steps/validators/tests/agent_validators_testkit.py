@@ -108,15 +108,18 @@ def serve_model() -> Iterator[str]:
 
 
 @contextmanager
-def serve_llm_agent(model_url: str) -> Iterator[tuple[str, Any]]:
-    """An `llm` agent (on the stand-in model) acting in a memo world, served by agentenv-a2a."""
+def serve_llm_agent(model_url: str, *, card_url: str | None = None) -> Iterator[tuple[str, Any]]:
+    """An `llm` agent (on the stand-in model) acting in a memo world, served by agentenv-a2a (its card advertising
+    `card_url` when given: `"/"` makes every card URL relative)."""
     from agentenv_a2a.server import build_a2a_app, serve_a2a
     from agentenv_agents.llm import LlmAgent
     from agentenv_runtime import World
 
     world = World([MemoEnv()], roles={"clerk": {"tools": ["*"]}})
     agent = LlmAgent({"base_url": model_url, "model": "stand-in", "system_prompt": ""})
-    app = build_a2a_app(agent, world.tool_access("default"), name="Memo clerk", description="Keeps memos.")
+    app = build_a2a_app(
+        agent, world.tool_access("default"), name="Memo clerk", description="Keeps memos.", url=card_url
+    )
     with serve_a2a(app) as url:
         yield url, app
 

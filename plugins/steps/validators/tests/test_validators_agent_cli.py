@@ -30,6 +30,19 @@ def test_our_served_agent_passes(tmp_path: Path) -> None:
     assert not list((tmp_path / "inline-sandboxes").glob("*.json"))  # the install sandbox was torn down
 
 
+def test_an_agent_whose_card_urls_are_relative_passes(tmp_path: Path) -> None:
+    """The reference implementation's default card url is `"/a2a"`: resolved against the card's address, it is a
+    good url, and messages reach the agent there (the extension's endpoint is a path too)."""
+    with serve_model() as model, serve_llm_agent(model, card_url="/") as (url, _app):
+        done = agentenv("agent", "validate", url, "--json", "--timeout", "30", state_dir=tmp_path)
+    report = json.loads(done.stdout)
+    verdicts = {c["step"]: c for c in report["checks"]}
+    card_rows = {r["criterion"]: r for r in verdicts["verify_a2a_agent_card"]["rows"]}
+    assert card_rows["url"]["passed"] and f"{url}/a2a (card: /a2a)" in card_rows["url"]["detail"], card_rows["url"]
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert all(v["passed"] for v in verdicts.values()), [v for v in verdicts.values() if not v["passed"]]
+
+
 def test_plain_agent_fails_naming_the_checks_as_json(tmp_path: Path) -> None:
     with serve_plain() as url:
         done = agentenv("agent", "validate", url, "--json", "--skip", "verify_a2a_modalities", state_dir=tmp_path)

@@ -18,9 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_a2a.parts import response_from_parts
 
-CARD_PATH = "/.well-known/agent-card.json"
-LEGACY_CARD_PATH = "/.well-known/agent.json"
-
 if TYPE_CHECKING:
     from a2a.client import Client
     from a2a.types.a2a_pb2 import AgentCard, Task
@@ -82,14 +79,19 @@ class A2aAgent(AgentKind[A2aSettings]):
 
     async def _exchange(self, prompt: str) -> AgentResponse:
         import httpx
-        from a2a.client import A2ACardResolver, ClientConfig, create_client
+        from a2a.client import ClientConfig, create_client
         from a2a.utils.errors import A2AError
+
+        from agentenv_a2a.cards import CardError, fetch_card
 
         settings: Any = self.settings
         http = httpx.AsyncClient(headers=dict(settings.headers), timeout=httpx.Timeout(settings.timeout))
         try:
             if self._card is None:  # fetched once per agent instance, reused by later prompts
-                self._card = await self._fetch_card(A2ACardResolver(http, self.url), (A2AError, httpx.HTTPError))
+                try:
+                    self._card, _where = await fetch_card(http, self.url)  # 1.0 else 0.3; relative URLs resolved
+                except CardError as exc:
+                    raise A2aError(str(exc)) from exc
             try:
                 client = await create_client(self._card, client_config=ClientConfig(httpx_client=http))
             except ValueError as exc:
@@ -103,23 +105,6 @@ class A2aAgent(AgentKind[A2aSettings]):
                 await client.close()
         finally:
             await http.aclose()
-
-    async def _fetch_card(self, resolver: Any, errors: tuple[type[Exception], ...]) -> AgentCard:
-        """The 1.0 card (`agent-card.json`), else the 0.3 one (`agent.json`, which agents of the reference
-        implementation serve); the SDK parses either, and its client then speaks the card's protocol version."""
-        try:
-            card: AgentCard = await resolver.get_agent_card()
-            return card
-        except errors as exc:
-            first = exc
-        try:
-            card = await resolver.get_agent_card(relative_card_path=LEGACY_CARD_PATH)
-            return card
-        except errors as exc:
-            raise A2aError(
-                f"cannot reach the A2A agent at {self.url} (card {self.url}{CARD_PATH}: {first}; "
-                f"0.3 card {self.url}{LEGACY_CARD_PATH}: {exc})"
-            ) from exc
 
     async def _send(self, client: Client, prompt: str) -> AgentResponse:
         from a2a.helpers import new_text_message

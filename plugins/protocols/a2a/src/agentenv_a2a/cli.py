@@ -102,8 +102,20 @@ def serve(
     public_url: Annotated[
         str | None, typer.Option("--public-url", help="Base URL the card advertises (default: as requested).")
     ] = None,
+    max_tasks: Annotated[
+        int, typer.Option("--max-tasks", help="Tasks kept for GetTask; past it the oldest finished go (default 1000).")
+    ] = 1000,
+    task_ttl: Annotated[
+        float, typer.Option("--task-ttl", help="Seconds a finished task is kept (default 3600).")
+    ] = 3600.0,
 ) -> None:
     """Serve an agent acting in a world as an A2A agent until Ctrl-C."""
+    from agentenv_a2a.retention import check_limits
+
+    try:
+        check_limits(max_tasks, task_ttl)
+    except ValueError as exc:
+        fail(str(exc))
     if not is_loopback(host) and not allow_remote:
         fail(
             f"--host {host} is not a loopback address; the A2A endpoint has no authentication and drives a "
@@ -131,7 +143,7 @@ def serve(
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        with serve_a2a(served, host=host, port=port) as url:
+        with serve_a2a(served, host=host, port=port, max_tasks=max_tasks, task_ttl=task_ttl) as url:
             print(f"A2A agent serving world {world.name!r} at {url}", flush=True)
             print(f"  card: {url}/.well-known/agent-card.json  (Ctrl-C to stop)", flush=True)
             while not stop.wait(0.5):

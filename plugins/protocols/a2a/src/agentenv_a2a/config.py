@@ -1,8 +1,11 @@
 """The agentenv agent-config extension (`urn:agentenv:agent-config/v1`): what a served agent can be told.
 
-A served agentenv agent declares the extension in its card (`capabilities.extensions`) with params
-`{"endpoint": "<base>/agentenv", "methods": [...], "install": {...}}` and answers JSON-RPC 2.0 at that
-endpoint (see `agentenv_a2a.served`). These models are the wire shapes; they import no SDK.
+A served agentenv agent declares the extension in its card (`capabilities.extensions`) with params in the
+reference implementation's shape — `{"endpoint": "/agentenv", "methods": {"set": {"method": "POST", "request":
+{"supported": [...]}}, "get": {"method": "GET", ...}}, "rpc": [...], "install": {...}}` — and answers at that
+endpoint (a path under the agent's base URL) both JSON-RPC 2.0 (the `rpc` methods) and the reference's REST
+operations: `POST` a JSON object of `supported` fields, `GET` → `{"config": {...}}` (see `agentenv_a2a.served`).
+These models are the wire shapes; they import no SDK.
 """
 
 from __future__ import annotations
@@ -21,6 +24,18 @@ METHODS = (
     "state/reset",
     "trajectory/get",
 )
+REST_FIELDS = ("description", "name", "role", "system_prompt")
+"""The fields the reference's REST `set` may send (the `supported` list its clients negotiate against): those
+with the same meaning in both. Skills, peers and MCP servers are separate extensions there, with other shapes."""
+
+
+def card_methods() -> dict[str, Any]:
+    """The extension's `methods` object, as the reference implementation's clients read it: the REST `set` (with
+    the fields it accepts) and `get` (readback) at the extension's endpoint."""
+    return {
+        "set": {"method": "POST", "request": {"supported": list(REST_FIELDS)}},
+        "get": {"method": "GET", "response": {"required": ["config"]}},
+    }
 
 
 class SkillConfig(BaseModel):

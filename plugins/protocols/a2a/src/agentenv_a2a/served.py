@@ -34,10 +34,12 @@ from pydantic import ValidationError
 from agentenv_a2a.config import (
     EXTENSION_URI,
     METHODS,
+    REST_FIELDS,
     AgentConfig,
     ConfigUpdate,
     InstallDeclaration,
     McpServerConfig,
+    card_methods,
 )
 
 STATE_FORMAT = "agentenv-agent-state/v1"
@@ -181,6 +183,8 @@ class ServedAgent:
         )
         self.memory: dict[str, str] = {}
         self.records: list[dict[str, Any]] = []
+        self.max_records = MAX_RECORDS
+        """Task records kept (the app sets it to its `max_tasks`)."""
         self.current: dict[str, Any] | None = None
         self.lock = threading.RLock()
         self.tools = ServedTools(self)
@@ -275,7 +279,7 @@ class ServedAgent:
         }
         with self.lock:
             self.records.append(record)
-            del self.records[:-MAX_RECORDS]
+            del self.records[: -self.max_records]
             self.current = record
             try:
                 self._instruct()
@@ -467,11 +471,32 @@ class ServedAgent:
         return {"tasks": json.loads(json.dumps(tasks, default=str))}
 
     def extension_params(self, endpoint: str) -> dict[str, Any]:
+        """The card's params of the extension (see `agentenv_a2a.config`): `methods` is the reference's object of
+        REST operations (its clients read `methods.set.request.supported`), `rpc` our JSON-RPC methods."""
         return {
             "endpoint": endpoint,
-            "methods": list(METHODS),
+            "methods": card_methods(),
+            "rpc": list(METHODS),
             "install": self.install.model_dump(mode="json"),
         }
+
+    def rest_set(self, fields: Any) -> dict[str, Any]:
+        """The reference's REST `set`: a JSON object of `REST_FIELDS`; ConfigRefused names anything else."""
+        if not isinstance(fields, dict):
+            raise ConfigRefused("set: send a JSON object of configuration fields")
+        unknown = sorted(set(fields) - set(REST_FIELDS))
+        if unknown:
+            raise ConfigRefused(
+                f"set: unsupported field(s) {', '.join(map(repr, unknown))}; supported: {', '.join(REST_FIELDS)} "
+                "(skills, peers and mcp_servers: JSON-RPC config/set)"
+            )
+        with self.lock:
+            self.config_set(fields)
+        return {"status": "updated"}
+
+    def rest_get(self) -> dict[str, Any]:
+        with self.lock:
+            return {"config": self.config_get()}
 
     def close(self) -> None:
         self.close_mcp()

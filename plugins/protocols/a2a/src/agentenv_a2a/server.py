@@ -61,6 +61,8 @@ def build_a2a_app(
     version: str = "0.1.0",
     install: dict[str, Any] | None = None,
     make_agent: Callable[[], AgentKind[Any]] | None = None,
+    max_tasks: int | None = None,
+    task_ttl: float | None = None,
 ) -> Any:
     """An ASGI app serving `agent` over A2A (JSON-RPC binding, protocol 1.0, streaming), with the
     agentenv agent-config extension (`urn:agentenv:agent-config/v1`) at `/agentenv`.
@@ -70,21 +72,26 @@ def build_a2a_app(
     card carries (default: the agent's spec file and a check, see `served.default_install`);
     `make_agent` makes a fresh instance of the agent for `state/load` and `state/reset` (default: the
     agent's class with its settings). The `ServedAgent` is available as `app.state.served`.
+
+    Tasks are kept in a `retention.BoundedTaskStore` (`app.state.task_store`): at most `max_tasks` (default
+    1000), a finished one for `task_ttl` seconds (default 3600); `serve_a2a` can set both too.
     """
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-    from a2a.server.tasks import InMemoryTaskStore
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.routing import Route
 
+    from agentenv_a2a.retention import BoundedTaskStore
     from agentenv_a2a.served import ServedAgent
 
     served = ServedAgent(agent, tools, name=name, description=description, make_agent=make_agent, install=install)
+    tasks = BoundedTaskStore()
+    limit_tasks(tasks, served, max_tasks=max_tasks, task_ttl=task_ttl)
     card = agent_card(agent, name=name, description=description, url=url or "http://localhost/", version=version)
     handler = DefaultRequestHandler(
         agent_executor=make_executor(served),
-        task_store=InMemoryTaskStore(),
+        task_store=tasks,
         agent_card=card,
     )
 
@@ -99,7 +106,7 @@ def build_a2a_app(
             for interface in fitted.supported_interfaces:
                 legacy = interface.protocol_version == LEGACY_PROTOCOL_VERSION
                 interface.url = base.rstrip("/") + LEGACY_RPC_PATH if legacy else base
-        apply_config(fitted, served, endpoint=base.rstrip("/") + EXTENSION_PATH)
+        apply_config(fitted, served, endpoint=EXTENSION_PATH)  # a path: the reference's clients append it to the base
         return fitted
 
     @asynccontextmanager
@@ -119,13 +126,21 @@ def build_a2a_app(
     routes = [
         *create_agent_card_routes(card, card_modifier=current_card, card_url=CARD_PATH),
         Route(LEGACY_CARD_PATH, legacy_card, methods=["GET"]),
-        Route(EXTENSION_PATH, extension_endpoint(served), methods=["POST"]),
+        Route(EXTENSION_PATH, extension_endpoint(served), methods=["GET", "POST"]),
         *create_jsonrpc_routes(handler, rpc_url=LEGACY_RPC_PATH, enable_v0_3_compat=True),
         *create_jsonrpc_routes(handler, rpc_url=RPC_PATH, enable_v0_3_compat=True),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(_RequestBase)], lifespan=lifespan)
     app.state.served = served
+    app.state.task_store = tasks
     return app
+
+
+def limit_tasks(store: Any, served: Any, *, max_tasks: int | None, task_ttl: float | None) -> None:
+    """Apply the retention limits given (None keeps the current one) to the task store and the served agent's
+    task records (`trajectory/get`), which follow the same cap; ValueError names a limit that cannot work."""
+    store.limit(max_tasks=max_tasks, task_ttl=task_ttl)
+    served.max_records = store.max_tasks
 
 
 def apply_config(card: AgentCard, served: ServedAgent, *, endpoint: str) -> None:
@@ -150,8 +165,9 @@ def apply_config(card: AgentCard, served: ServedAgent, *, endpoint: str) -> None
     card.capabilities.extensions.append(
         AgentExtension(
             uri=EXTENSION_URI,
-            description="agentenv agent configuration: config/get|set, state/save|load|reset, trajectory/get "
-            "(JSON-RPC 2.0 at params.endpoint); params.install is the install declaration.",
+            description="agentenv agent configuration at params.endpoint: JSON-RPC 2.0 (params.rpc: config/get|set, "
+            "state/save|load|reset, trajectory/get) and REST set/get (params.methods); params.install is the "
+            "install declaration.",
             required=False,
             params=params,
         )
@@ -159,7 +175,8 @@ def apply_config(card: AgentCard, served: ServedAgent, *, endpoint: str) -> None
 
 
 def extension_endpoint(served: ServedAgent) -> Callable[[Any], Awaitable[Any]]:
-    """The Starlette endpoint answering the extension's JSON-RPC 2.0 methods."""
+    """The Starlette endpoint answering the extension's JSON-RPC 2.0 methods, and the reference implementation's
+    REST `set` / `get` (a body without a JSON-RPC envelope, or a GET) that its `prompt_agent` step sends."""
     from agentenv_runtime import JsonRefused, loads_request
     from starlette.responses import JSONResponse
 
@@ -173,11 +190,24 @@ def extension_endpoint(served: ServedAgent) -> Callable[[Any], Awaitable[Any]]:
             body["result"] = result
         return JSONResponse(body)
 
+    async def rest(request: Any, call: Any) -> Any:
+        """The reference's REST operations: `GET` reads the config back, `POST` a fields object sets it."""
+        try:
+            if request.method == "GET":
+                return JSONResponse(await asyncio.to_thread(served.rest_get))
+            return JSONResponse(await asyncio.to_thread(served.rest_set, call))
+        except ConfigRefused as exc:
+            return JSONResponse({"detail": str(exc)}, status_code=400)
+
     async def endpoint(request: Any) -> Any:
+        if request.method == "GET":
+            return await rest(request, None)
         try:
             call = loads_request(await request.body())
         except JsonRefused as exc:
             return reply(None, code=-32700, message=f"parse error: {exc}")
+        if isinstance(call, dict) and "jsonrpc" not in call and "method" not in call:
+            return await rest(request, call)  # no JSON-RPC envelope: the reference's `set`
         if not isinstance(call, dict) or not isinstance(call.get("method"), str):
             return reply(None, code=-32600, message="invalid request: send a JSON-RPC 2.0 object with `method`")
         request_id, params = call.get("id"), call.get("params") or {}
@@ -346,17 +376,31 @@ async def _refusal(scope: Any, receive: Any) -> tuple[int, str] | bytes | None:
 
 @contextmanager
 def serve_a2a(
-    app: Any, host: str = "127.0.0.1", port: int = 0, *, startup_timeout: float = 15.0, header_timeout: float = 10.0
+    app: Any,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    startup_timeout: float = 15.0,
+    header_timeout: float = 10.0,
+    max_tasks: int | None = None,
+    task_ttl: float | None = None,
 ) -> Iterator[str]:
     """Run `app` with uvicorn in a background thread; yield its base URL once it accepts connections.
 
     Port 0 picks a free port. Leaving the block stops the server and waits for the thread to end. A connection
     that has not sent its request head within `header_timeout` seconds is closed (`agentenv_runtime.slow_clients`).
+    `max_tasks` / `task_ttl` set the task retention of an app from `build_a2a_app` (see there); None keeps the
+    app's. A limit that cannot work raises ValueError before anything starts.
     """
     import uvicorn
     from agentenv_runtime import HeaderWaits, server_settings
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
+    if max_tasks is not None or task_ttl is not None:
+        state: Any = getattr(app, "state", None)
+        if getattr(state, "task_store", None) is None:
+            raise ValueError("max_tasks / task_ttl: the app was not made by build_a2a_app; it has no task store")
+        limit_tasks(state.task_store, state.served, max_tasks=max_tasks, task_ttl=task_ttl)
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="on", access_log=False,
         **server_settings(H11Protocol, HeaderWaits(header_timeout=header_timeout)),

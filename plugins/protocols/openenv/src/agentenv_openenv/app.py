@@ -20,16 +20,17 @@ from collections.abc import Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from agentenv_rl.api import Action, EpisodeError, Template
-from agentenv_runtime import loads_request, origin_refusal
+from agentenv_runtime import JsonRefused, loads_request, origin_refusal
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agentenv_openenv import __version__
 from agentenv_openenv.mcp import PARSE_ERROR, McpEndpoint
-from agentenv_openenv.sessions import CapacityError, Session, SessionPool, error
+from agentenv_openenv.sessions import CLOSE_TIMEOUT, CapacityError, Session, SessionPool, error
 
 OBSERVATION_SCHEMA = {
     "type": "object",
@@ -133,10 +134,10 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
 
     async def mcp(request: Request) -> JSONResponse:
         try:
-            message = json.loads(await request.body())
-        except ValueError:
+            message = loads_request(await request.body(), strict=True)
+        except JsonRefused as exc:  # deep nesting, huge integers, NaN, bad UTF-8: a parse error, never a 500
             return JSONResponse(
-                {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "parse error"}}
+                {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": f"parse error: {exc}"}}
             )
         return JSONResponse(await pool.mcp_actions().handle(message))
 
@@ -168,8 +169,11 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
         await send({"type": "websocket.accept"})
         try:
             session = pool.open()
-        except CapacityError as exc:
-            await send({"type": "websocket.send", "text": json.dumps(error(str(exc), "CAPACITY_REACHED"))})
+        except CapacityError as exc:  # as `socket.SessionSocket._refuse`: the close follows the client's message
+            await send({"type": "websocket.send", "text": json.dumps(exc.reply())})
+            with anyio.move_on_after(CLOSE_TIMEOUT):
+                if (await receive())["type"] == "websocket.disconnect":
+                    return
             await send({"type": "websocket.close", "code": 1000})
             return
         try:
@@ -177,9 +181,14 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
                 event = await receive()
                 if event["type"] != "websocket.receive":
                     return  # websocket.disconnect: the client went away
-                raw = event.get("text")
+                raw = event.get("text")  # a text frame's UTF-8 the server checked (invalid: it closes with 1007)
                 if raw is None:
-                    raw = (event.get("bytes") or b"").decode("utf-8", "replace")
+                    try:
+                        raw = (event.get("bytes") or b"").decode("utf-8")
+                    except UnicodeDecodeError as exc:  # refused, never read with U+FFFD in place of its bytes
+                        message = f"Invalid JSON: the binary message is not UTF-8 text (byte {exc.start})"
+                        await send({"type": "websocket.send", "text": json.dumps(error(message, "INVALID_JSON"))})
+                        continue
                 reply = session.answer(raw)
                 if isinstance(reply, Coroutine):
                     reply = await reply
@@ -189,6 +198,11 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
                 await send({"type": "websocket.send", "text": reply if isinstance(reply, str) else json.dumps(reply)})
         finally:
             pool.close(session)
+
+    async def gone(request: Request, exc: Exception) -> Response:
+        """A client that went away mid-body (`ClientDisconnect` from `request.body()`): nobody reads the answer,
+        and nothing is logged (it was a traceback per request). 400, as the gateway's admission layer answers."""
+        return Response(status_code=400)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> Any:
@@ -207,7 +221,8 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
         Route("/mcp", mcp, methods=["POST"]),
         Route("/openapi.json", openapi, methods=["GET"]),
     ]
-    return OpenEnvApp(pool, Starlette(routes=routes, lifespan=lifespan), ws)
+    http = Starlette(routes=routes, lifespan=lifespan, exception_handlers={ClientDisconnect: gone})
+    return OpenEnvApp(pool, http, ws)
 
 
 class OpenEnvApp:

@@ -19,6 +19,8 @@ from typing import Any, Protocol
 from agentenv_rl.api import Episode, EpisodeError, StepResult, Template
 from agentenv_runtime import JsonRefused, loads_request
 
+CLOSE_TIMEOUT = 10.0
+"""Seconds to wait for the client: its reply to our close frame, or its first message after a capacity refusal."""
 Reply = dict[str, Any] | str | None
 """A message to send back (a dict, or its JSON text when already encoded), or None: the client asked to close."""
 Answer = Reply | Coroutine[Any, Any, Reply]
@@ -38,9 +40,19 @@ class McpActions(Protocol):
 class CapacityError(RuntimeError):
     """Every session slot is taken (`--max-sessions`)."""
 
+    def __init__(self, active: int, maximum: int) -> None:
+        super().__init__(
+            f"all {maximum} sessions are in use; close one, or start the server with a larger --max-sessions"
+        )
+        self.active, self.maximum = active, maximum
 
-def error(message: str, code: str) -> dict[str, Any]:
-    return {"type": "error", "data": {"message": message, "code": code}}
+    def reply(self) -> dict[str, Any]:
+        """The refusal as openenv-core's own server sends it: code CAPACITY_REACHED, with the session counts."""
+        return error(str(self), "CAPACITY_REACHED", active_sessions=self.active, max_sessions=self.maximum)
+
+
+def error(message: str, code: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "error", "data": {"message": message, "code": code, **extra}}
 
 
 def _refusal(exc: EpisodeError) -> dict[str, Any]:
@@ -71,8 +83,8 @@ class Session:
     # ---- WebSocket messages ------------------------------------------------------------------------------
     def answer(self, raw: str) -> Answer:
         """The reply to one raw message (see the module docstring); errors are replies, never exceptions."""
-        try:
-            message = loads_request(raw)
+        try:  # strict: NaN, Infinity and lone surrogates would be echoed back as JSON no strict client reads
+            message = loads_request(raw, strict=True)
         except JsonRefused as exc:
             return error(f"Invalid JSON: {exc}", "INVALID_JSON")
         if not isinstance(message, dict):
@@ -191,10 +203,7 @@ class SessionPool:
     def open(self) -> Session:
         """A new session on a fork of the default seed's start (prepared before the server answers)."""
         if self.active >= self.max_sessions:
-            raise CapacityError(
-                f"all {self.max_sessions} sessions are in use; close one, or start the server with a larger "
-                "--max-sessions"
-            )
+            raise CapacityError(self.active, self.max_sessions)
         self.active += 1
         return Session(self, self.bases[self.template.default_seed()].fork())
 

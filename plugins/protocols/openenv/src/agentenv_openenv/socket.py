@@ -22,6 +22,7 @@ import asyncio
 import json
 from collections import deque
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
 from agentenv_runtime import origin_refusal
@@ -31,15 +32,23 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from agentenv_openenv.frames import client_texts, server_text
-from agentenv_openenv.sessions import CapacityError, Reply, Session, SessionPool, error
+from agentenv_openenv.sessions import CLOSE_TIMEOUT, CapacityError, Reply, Session, SessionPool, error
 
 PATH = "/ws"
 WAITING_MESSAGES = 64
 """Messages of one connection that may wait for an earlier answer before reading from it stops."""
-CLOSE_TIMEOUT = 10.0
-"""Seconds to wait for the client's reply to our close frame before dropping the connection."""
 GOING_AWAY = 1012
 """Close code when the server shuts down ("service restart")."""
+INVALID_DATA = 1007
+"""Close code for a text message that is not UTF-8 (RFC 6455 §7.4.1)."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A message refused before any session reads it: its error reply, and the close code to follow, if any."""
+
+    reply: dict[str, Any]
+    close: int | None = None
 
 
 def session_socket(pool: SessionPool) -> type[asyncio.Protocol]:
@@ -60,9 +69,11 @@ class SessionSocket(asyncio.Protocol):
         self.conn = ServerProtocol(max_size=config.ws_max_size)
         self.transport: asyncio.Transport | None = None
         self.session: Session | None = None
-        self.inbox: deque[str] = deque()
+        self.inbox: deque[str | Refusal] = deque()
         self.parts: list[bytes | bytearray | memoryview] = []
         """The frames so far of a fragmented message."""
+        self.binary = False
+        """Whether the message being read came in a binary frame (else text)."""
         self.out: list[bytes] = []
         """Reply frames made here (not by `conn`), written before what `conn` has to send."""
         self.max_size: int | None = config.ws_max_size
@@ -73,6 +84,8 @@ class SessionSocket(asyncio.Protocol):
         self.closing = False
         """A close frame went out (or the handshake failed): no more answers."""
         self.close_timer: asyncio.TimerHandle | None = None
+        self.refused = False
+        """The server was at capacity: the error went out, the close follows the client's first message."""
 
     # ---- asyncio.Protocol ----------------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -157,13 +170,30 @@ class SessionSocket(asyncio.Protocol):
         try:
             self.session = self.pool.open()
         except CapacityError as exc:
-            self.conn.send_text(json.dumps(error(str(exc), "CAPACITY_REACHED")).encode())
-            self._close()
+            self._refuse(exc)
+
+    def _refuse(self, exc: CapacityError) -> None:
+        """No session slot: send openenv-core's CAPACITY_REACHED error, then close (1000) once the client's first
+        message arrives (or after `CLOSE_TIMEOUT`). Closing at once made that message's send fail in the client,
+        which then saw a closed connection instead of the error it reads as the message's reply."""
+        self.conn.send_text(json.dumps(exc.reply()).encode())
+        self.refused = True
+        self.close_timer = self.loop.call_later(CLOSE_TIMEOUT, self._end_refusal)
+
+    def _end_refusal(self) -> None:
+        if self.close_timer is not None:
+            self.close_timer.cancel()
+            self.close_timer = None
+        if self.transport is None or self.transport.is_closing():
+            return
+        self._close()
+        self._flush()
 
     def _frame(self, frame: Frame) -> None:
         """Data frames make messages (pings, pongs and closes are answered by `conn` itself)."""
         if frame.opcode in (Opcode.TEXT, Opcode.BINARY):
             self.parts = [frame.data]
+            self.binary = frame.opcode is Opcode.BINARY
         elif frame.opcode is Opcode.CONT:
             self.parts.append(frame.data)
         else:
@@ -171,17 +201,42 @@ class SessionSocket(asyncio.Protocol):
         if frame.fin:
             message = b"".join(self.parts)
             self.parts = []
-            self._message(message.decode("utf-8", "replace"))
+            try:
+                text = message.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self._message(self._not_utf8(exc))
+            else:
+                self._message(text)
 
-    def _message(self, text: str) -> None:
+    def _not_utf8(self, exc: UnicodeDecodeError) -> Refusal:
+        """A message that is not UTF-8 is refused, never read with U+FFFD in place of its bytes: a binary one
+        with an INVALID_JSON error (messages are JSON text), a text one with that error and then the close RFC 6455
+        requires for invalid text (1007), since the client's framing is broken."""
+        where = f"byte {exc.start}"
+        if self.binary:
+            return Refusal(error(f"Invalid JSON: the binary message is not UTF-8 text ({where})", "INVALID_JSON"))
+        message = f"Invalid JSON: the text message is not valid UTF-8 ({where}); closing (1007)"
+        return Refusal(error(message, "INVALID_JSON"), close=INVALID_DATA)
+
+    def _message(self, text: str | Refusal) -> None:
         self.inbox.append(text)
         if len(self.inbox) >= WAITING_MESSAGES:
             self._pause("inbox")
 
     def _work(self) -> None:
         """Answer the waiting messages in order, until one must be awaited."""
+        if self.refused and self.inbox and not self.closing:  # the capacity error, sent already, is its reply
+            self.inbox.clear()
+            self._end_refusal()
+            return
         while self.inbox and self.waiting is None and self.session is not None and not self.closing:
-            reply = self.session.answer(self.inbox.popleft())
+            item = self.inbox.popleft()
+            if isinstance(item, Refusal):  # answered in its turn, so replies keep their order
+                self._send(item.reply)
+                if item.close is not None:
+                    self._close(item.close)
+                continue
+            reply = self.session.answer(item)
             if isinstance(reply, Coroutine):
                 self.waiting = self.loop.create_task(self._await(reply))
                 self.tasks.add(self.waiting)
@@ -213,9 +268,9 @@ class SessionSocket(asyncio.Protocol):
             return  # frame may follow a close, so their replies are dropped
         self.out.append(server_text((reply if isinstance(reply, str) else json.dumps(reply)).encode()))
 
-    def _close(self) -> None:
+    def _close(self, code: int = 1000) -> None:
         if self.conn.state is State.OPEN:
-            self.conn.send_close(1000)
+            self.conn.send_close(code)
         self.closing = True
 
     def _flush(self) -> None:

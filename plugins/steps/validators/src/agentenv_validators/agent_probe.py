@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 EXTENSION_URI = "urn:agentenv:agent-config/v1"
-CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 TERMINAL = frozenset({"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"})
 PAUSED = frozenset({"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"})
 
@@ -68,6 +67,7 @@ class AgentProbe:
     async def fetch_card(self) -> tuple[int, Any, str]:
         """(HTTP status, parsed JSON or None, the card URL) from the first well-known path that answers."""
         import httpx
+        from agentenv_a2a.api import CARD_PATHS
 
         last: tuple[int, Any, str] = (0, None, self.url + CARD_PATHS[0])
         async with httpx.AsyncClient(headers=self.headers, timeout=self.timeout) as http:
@@ -113,7 +113,15 @@ class AgentProbe:
         declared = await self.extension()
         if declared is None:
             raise ProbeError(f"the agent's card declares no {EXTENSION_URI} extension (capabilities.extensions)")
-        endpoint = str(declared.get("endpoint") or self.url + "/agentenv")
+        from agentenv_a2a.api import extension_endpoint, rpc_methods
+
+        if rpc_methods(declared) is None and isinstance(declared.get("methods"), dict):
+            raise ProbeError(
+                f"the card's {EXTENSION_URI} extension offers only the reference implementation's REST operations "
+                f"({', '.join(declared['methods'])}) and no agentenv JSON-RPC methods (params.rpc), which this "
+                "check needs; serve the agent with agentenv-a2a (build_a2a_app / agentenv a2a-serve)"
+            )
+        endpoint = extension_endpoint(self.url, declared, "/agentenv")  # a path is under the agent's base URL
         body = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params or {}}
         async with httpx.AsyncClient(headers=self.headers, timeout=self.timeout) as http:
             try:
@@ -132,6 +140,17 @@ class AgentProbe:
         return reply.get("result")
 
     # ---- messages ----------------------------------------------------------------------------------
+    async def _client_card(self, http: Any) -> Any:
+        """The parsed card the SDK client is made from: 1.0 else 0.3, relative URLs resolved against the card's
+        address (agentenv-a2a's `fetch_card`, which the `a2a` agent kind uses too)."""
+        from agentenv_a2a.api import CardError, fetch_card
+
+        try:
+            card, _where = await fetch_card(http, self.url)
+        except CardError as exc:
+            raise ProbeError(str(exc)) from None
+        return card
+
     async def send(self, parts: list[Any] | str, *, context_id: str | None = None) -> Exchange:
         """Send one user message and follow its task to a terminal (or paused) state."""
         try:
@@ -144,7 +163,7 @@ class AgentProbe:
 
     async def _send(self, parts: list[Any] | str, context_id: str | None) -> Exchange:
         import httpx
-        from a2a.client import A2ACardResolver, ClientConfig, create_client
+        from a2a.client import ClientConfig, create_client
         from a2a.helpers import new_message, new_text_part
         from a2a.types.a2a_pb2 import GetTaskRequest, Role, SendMessageRequest
 
@@ -153,7 +172,7 @@ class AgentProbe:
         message = new_message(list(parts), context_id=context_id, role=Role.ROLE_USER)
         result = Exchange()
         async with httpx.AsyncClient(headers=self.headers, timeout=self.timeout) as http:
-            card = await A2ACardResolver(http, self.url).get_agent_card()
+            card = await self._client_card(http)
             config = ClientConfig(httpx_client=http, streaming=bool(card.capabilities.streaming))
             client = await create_client(card, client_config=config)
             try:
@@ -209,11 +228,16 @@ class AgentProbe:
     async def get_task(self, task_id: str) -> Any:
         """GetTask; ProbeError with the agent's error when it refuses."""
         import httpx
-        from a2a.client import A2ACardResolver, ClientConfig, create_client
+        from a2a.client import ClientConfig, create_client
         from a2a.types.a2a_pb2 import GetTaskRequest
 
         async with httpx.AsyncClient(headers=self.headers, timeout=self.timeout) as http:
-            card = await A2ACardResolver(http, self.url).get_agent_card()
+            try:
+                card = await self._client_card(http)
+            except ProbeError:
+                raise
+            except Exception as exc:
+                raise ProbeError(f"{type(exc).__name__}: {exc}") from None
             client = await create_client(card, client_config=ClientConfig(httpx_client=http, streaming=False))
             try:
                 return await client.get_task(GetTaskRequest(id=task_id))
