@@ -50,7 +50,9 @@ def test_fields_dependencies_and_names_are_mapped() -> None:
     assert imported.unmapped == []
     steps = {s["id"]: s for s in imported.task["steps"]}
     assert steps["desk"] == {"id": "desk", "type": "deploy_env", "envs": ["helpdesk"], "artifacts": ["helpdesk=acme"],
-                             "sandbox": "process"}
+                             "sandbox": "process", "roles": {"support": {"tools": ["*"]}}}
+    # `lock` changes `support`, which the reference serves every tool until then: declared so, not refused
+    assert "step 'desk' (deploy_env): field `roles.support`: declared with every tool" in "\n".join(imported.notes)
     assert steps["email"]["depends_on"] == []
     assert steps["clock"] == {"id": "clock", "type": "sync_env_clock", "depends_on": ["desk"], "env": "desk",
                               "start": "2026-11-24T10:00:00Z", "mode": "scaled", "rate": 60}

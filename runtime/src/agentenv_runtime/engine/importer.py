@@ -654,6 +654,26 @@ def _common(s: _Step) -> dict[str, Any]:
     return step
 
 
+def _declare_roles(out: Imported) -> None:
+    """Declare on its deploy_env step each role a tool-access change of the task names: the reference serves a role
+    no rule names every tool, where agentenv refuses a role its world does not define (never 0 tools silently),
+    so the import writes the reference's meaning out: `roles.NAME = {tools = ["*"]}`, the change applied on top."""
+    deploys = {step["id"]: step for step in out.task["steps"] if step["type"] == "deploy_env"}
+    for step in out.task["steps"]:
+        changes = [step] if step["type"] == "modify_env_tool_access" else []
+        if step["type"] == "register_env_triggers":
+            changes = [a["set_tool_access"] for t in step.get("triggers", []) for a in t.get("actions", [])
+                       if isinstance(a, dict) and isinstance(a.get("set_tool_access"), dict)]
+        deploy = deploys.get(str(step.get("env")))
+        for change in changes:
+            role = change.get("role")
+            if deploy is None or not isinstance(role, str) or role in deploy.get("roles", {}):
+                continue
+            deploy.setdefault("roles", {})[role] = {"tools": ["*"]}
+            out.notes.append(f"step {deploy['id']!r} (deploy_env): field `roles.{role}`: declared with every tool, "
+                             f"the reference's meaning of a role before step {step['id']!r} changes it")
+
+
 def import_reference_task(steps: Any, *, name: str, source: str = "<memory>") -> Imported:
     """Our task (a dict for `TaskFile`) from the reference's list of steps, and what could not be mapped."""
     if not isinstance(steps, list) or not steps:
@@ -673,6 +693,7 @@ def import_reference_task(steps: Any, *, name: str, source: str = "<memory>") ->
         convert(step)
         step.rest()
         out.task["steps"].append(common | {"type": step.raw["type"]} | step.fields)
+    _declare_roles(out)
     if raw_version := [s["id"] for s in steps if s.get("version") not in (None, 0, 1)]:
         out.unmapped.append(f"steps {raw_version}: field `version`: stored step versions have no counterpart")
     return out
