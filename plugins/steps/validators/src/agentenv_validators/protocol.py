@@ -143,7 +143,7 @@ async def protocol_rows(
     _, error = await client.rpc("data/reset")
     rows.append(row("data/reset answers", error is None, f"error {error}" if error else "ok"))
     answer, error = await client.rpc("data/get", raw=True)
-    before = None if error else await client.export(answer)
+    before: Any = {} if error else await client.export(answer)
     problem = f"error {error}" if error else _export_problem(before, envs)
     rows.append(row("data/get answers", problem is None, problem or f"{len(before)} env(s)"))
     if problem:
