@@ -6,8 +6,9 @@ run in a separate venv holding `agentenv-framework-protocol`, `mcp<2`, `uvicorn`
 (a zip; never installed: it pins SDKs we do not use). Both come from `$AGENTENV_WHEELHOUSE/reference` when
 the CI script filled it (offline), else from the package index, as `tests/test_minimal_installs.py` does.
 
-- our `agentenv tools --url` and `agentenv env validate` against their echo and mail envs, and against a
-  leaf env written with their SDK that has the data plane (`reference/notes_server.py`);
+- our `agentenv tools --url` and `agentenv env validate` against their echo and mail envs, against a
+  leaf env written with their SDK that has the data plane (`reference/notes_server.py`), and against that env
+  behind a front made of their gateway's card and proxy code (`reference/peer_gateway.py`);
 - their `hello` bundle (a JSON-array task, no `bundle.toml`) run by `agentenv run` (needs Docker);
 - their env validator steps (`verify_env_card`, `verify_env_core_protocol`, `reference/validator_steps.py`)
   against our served slack + email + helpdesk world, with and without tokens;
@@ -193,6 +194,28 @@ def test_validate_a_reference_env_with_a_data_plane(reference_python: Path) -> N
         assert added.returncode == 0, added.stderr
         parts = httpx.post(f"{url}/agentenv", json={"jsonrpc": "2.0", "id": 1, "method": "data/get"}).json()
         assert parts["result"]["parts"][0]["data"]["notes"][-1]["text"] == "from agentenv"
+
+
+def test_validate_a_reference_env_behind_their_gateway(
+    reference_python: Path, framework: zipfile.ZipFile, tmp_path: Path
+) -> None:
+    """Their gateway's card (no `operations`, the server as its only child) and its forwarded data plane, whose
+    parts name no env: `metadata.env` is optional, so the parts are the only child's."""
+    extract(framework, "agent_env/env/gateway/", tmp_path / "gateway")
+    with (
+        running(reference_python, SCRIPTS / "notes_server.py", ready=CARD) as child,
+        running(reference_python, SCRIPTS / "peer_gateway.py", str(tmp_path), child, ready=CARD) as url,
+    ):
+        card = httpx.get(url + CARD).json()
+        done = agentenv("env", "validate", url, "--json")
+    assert [c["name"] for c in card["children_environments"]] == ["notes"] and "operations" not in card["capabilities"]
+    assert done.returncode == 0, done.stdout + done.stderr
+    verdicts = {v["step"]: v for v in json.loads(done.stdout)["checks"]}
+    assert verdicts["verify_env_card"]["passed"] and verdicts["verify_mcp_tool_schema"]["passed"]
+    core = verdicts["verify_env_core_protocol"]
+    assert core["passed"] and not core["skipped"], core
+    rows = {r["criterion"]: r for r in core["rows"]}
+    assert rows["data/get answers"]["passed"] and rows["data/get answers"]["detail"] == "1 env(s)"
 
 
 # ---- their validator steps against our world -------------------------------------------------------------------

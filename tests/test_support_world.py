@@ -105,7 +105,7 @@ def test_tool_call_trigger_makes_the_customer_reply_when_emailed(world: World) -
 
 
 def test_state_trigger_unlocks_refund_once_the_order_is_verified(world: World) -> None:
-    world.rbac.change("agent", enable=["verify_order", "get_order"])
+    world.rbac.define("agent", ["verify_order", "get_order"])
     world.add_trigger(
         {
             "id": "unlock-refunds",

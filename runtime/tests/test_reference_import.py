@@ -50,7 +50,9 @@ def test_fields_dependencies_and_names_are_mapped() -> None:
     assert imported.unmapped == []
     steps = {s["id"]: s for s in imported.task["steps"]}
     assert steps["desk"] == {"id": "desk", "type": "deploy_env", "envs": ["helpdesk"], "artifacts": ["helpdesk=acme"],
-                             "sandbox": "process"}
+                             "sandbox": "process", "roles": {"support": {"tools": ["*"]}}}
+    # `lock` changes `support`, which the reference serves every tool until then: declared so, not refused
+    assert "step 'desk' (deploy_env): field `roles.support`: declared with every tool" in "\n".join(imported.notes)
     assert steps["email"]["depends_on"] == []
     assert steps["clock"] == {"id": "clock", "type": "sync_env_clock", "depends_on": ["desk"], "env": "desk",
                               "start": "2026-11-24T10:00:00Z", "mode": "scaled", "rate": 60}
@@ -85,6 +87,54 @@ def test_each_field_without_a_counterpart_is_named() -> None:
         import_reference_task({"steps": []}, name="x")
     with pytest.raises(ReferenceTaskError, match=r"steps\[0\]"):
         import_reference_task([{"type": "deploy_env"}], name="x")
+
+
+def test_nested_keys_without_a_counterpart_are_named_with_their_path(tmp_path: Path) -> None:
+    """Keys inside criteria, artifacts, parts, peerings and retry_config, and names no step makes, were dropped
+    silently; each is now an item of its own (field path and why), with a summary count from the command."""
+    hello = [  # the reference's hello bundle task, with keys its importer has no counterpart for
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_type": "local"},
+        {"id": "hello", "type": "verify_sandbox", "sandbox_name": "box", "base_dir": "/app/greeting",
+         "verifier_id": "hello", "criteria": [
+             {"type": "probe_file_contains", "criterion": "greets", "paths": ["hello.txt"], "expected": "hello",
+              "case_insensitive": True},
+             {"type": "bash_cmd_succeeds", "criterion": "check passes", "bash_cmd": "bash check.sh", "user": "root"},
+         ]},
+        {"id": "env", "type": "deploy_env", "env_id": "helpdesk"},
+        {"id": "load", "type": "load_artifact", "env_id": "helpdesk",
+         "artifacts": [{"artifact_id": "acme", "artifact_version": 3}]},
+        {"id": "ask", "type": "prompt_agent", "prompt_id": "p1", "parts": [{"kind": "text", "text": "Hi",
+                                                                            "metadata": {"lang": "en"}}]},
+        {"id": "says", "type": "agent_prompt_response_verifier", "prompt_id": "p1", "verifier_id": "v",
+         "criteria": [{"type": "response_contains", "criterion": "greets", "needles": ["hi"], "weight": 2,
+                       "case_sensitive": False}]},
+        {"id": "gate", "type": "validation_gate_aggregator", "required_gates": ["v", "nowhere"]},
+        {"id": "again", "type": "reset_env", "env_id": "helpdesk",
+         "retry_config": {"retry_from_step_id": "env", "max_retries": 2, "backoff_seconds": 5}},
+        {"id": "down", "type": "teardown_sandboxes", "sandbox_names": ["box", "ghost"]},
+    ]
+    imported = import_reference_task(hello, name="hello")
+    assert sorted(imported.unmapped) == sorted([
+        "step 'hello' (verify_sandbox): field `criteria.0.case_insensitive`: no counterpart in a probe_file_contains "
+        "check",
+        "step 'hello' (verify_sandbox): field `criteria.1.user`: no counterpart in a bash_cmd_succeeds check",
+        "step 'load' (load_artifact): field `artifacts.0.artifact_version`: artifacts are named and pinned by "
+        "content hash",
+        "step 'ask' (prompt_agent): field `parts.0.metadata`: a text part becomes plain prompt text",
+        "step 'says' (agent_prompt_response_verifier): field `criteria.0.case_sensitive`: no counterpart in a "
+        "response_contains check",
+        "step 'gate' (validation_gate_aggregator): field `required_gates.1`: no step of this task is 'nowhere' or "
+        "writes a verifier of that id",
+        "step 'again' (reset_env): field `retry_config.backoff_seconds`: a retry here is {from, times}",
+        "step 'down' (teardown_sandboxes): field `sandbox_names.1`: no step of this task deploys sandbox 'ghost'",
+    ])
+    says = next(s for s in imported.task["steps"] if s["id"] == "says")
+    assert says["checks"][0]["weight"] == 2  # mapped now, where it was dropped
+    source = tmp_path / "hello.json"
+    source.write_text(json.dumps(hello))
+    done = agentenv("task", "import", str(source), "--out", str(tmp_path / "hello.toml"))
+    assert done.returncode == 1 and done.stderr.count("not mapped: ") == 8
+    assert f"{source}: 8 item(s) of 7 step(s) not mapped" in done.stderr and "by hand" in done.stderr
 
 
 def test_reference_triggers_are_translated() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from agentenv_runtime.world.build import build_world
 from agentenv_runtime.world.reference_triggers import is_reference_trigger, seconds, translate
 
@@ -79,3 +80,18 @@ def test_regex_stays_case_sensitive_as_theirs() -> None:
     assert ours is not None
     predicate = ours["when"]["args"]["a"]
     assert matches("Closed", predicate) and not matches("closed", predicate)
+
+
+def test_an_access_change_for_an_unknown_role_is_refused() -> None:
+    """`Rbac.change` made an unknown role with no tools; it is refused, as is a trigger that would make one."""
+    from agentenv_runtime import WorldError
+    from agentenv_runtime.world.rbac import UnknownRole
+
+    world = build_world("helpdesk", roles={"support": {"deny": ["issue_refund"]}})
+    with pytest.raises(UnknownRole, match=r"no role 'suport' in this world \(roles: default, support\)"):
+        world.set_tool_access("suport", disable=["get_ticket"])
+    assert "suport" not in world.rbac.roles
+    rule = {"id": "lock", "kind": "tool_call", "when": {"tool": "get_ticket"},
+            "actions": [{"set_tool_access": {"role": "suport", "disable": ["close_ticket"]}}]}
+    with pytest.raises(WorldError, match=r"trigger lock: actions.set_tool_access.role: no role 'suport'"):
+        world.add_trigger(rule)

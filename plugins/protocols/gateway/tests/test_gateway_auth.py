@@ -101,3 +101,29 @@ def test_a_named_role_the_world_lacks_is_refused_with_the_list():
         acting_role("control", "nobody", auth=True, control_roles=control, known=known)
     with pytest.raises(RoleRefused, match="no role 'nobody'"):
         acting_role("default", "nobody", auth=False, control_roles=control, known=known)
+
+
+def test_a_token_for_a_role_the_world_does_not_define_is_refused_when_the_app_is_built():
+    """Served, it opened a role with no tools (the reference would serve it every tool): refused at build time."""
+    from agentenv_gateway.app import build_app
+    from agentenv_runtime import build_world
+
+    world = build_world("helpdesk", roles={"support": {"deny": ["issue_refund"]}})
+    with pytest.raises(AuthConfigError) as refused:
+        build_app(world, tokens={"suport": "tok-s", "control": "tok-c"})
+    message = str(refused.value)
+    assert "role(s) suport are not defined in this world (roles: default, support; control: control)" in message
+    build_app(world, tokens={"support": "tok-s", "control": "tok-c"}).close()  # defined and control roles: fine
+
+
+def test_a_mid_run_change_for_an_unknown_role_is_refused(served, tokens):
+    """`access/set` and the reference's `/tools/disable` made a new role with no tools; now a 4xx naming it."""
+    import httpx
+
+    auth = {"authorization": f"Bearer {tokens['control']}"}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "access/set", "params": {"role": "nobody", "disable": []}}
+    error = httpx.post(served.url + "/agentenv", json=message, headers=auth).json()["error"]
+    assert error["data"]["field"] == "role" and "no role 'nobody' in this world (roles: " in error["message"]
+    reply = httpx.post(served.url + "/tools/disable", json={"role": "nobody", "tools": ["get_ticket"]}, headers=auth)
+    assert 400 <= reply.status_code < 500 and "no role 'nobody'" in reply.text
+    assert "nobody" not in served.world.rbac.roles

@@ -20,6 +20,7 @@ from agentenv_gateway.rpc import METHODS
 
 CARD = "/.well-known/agent-env.json"
 ROLE = "AgentEnv-Role"
+TRIO = ["data/reset", "data/add", "data/get"]
 
 
 def card_of(url: str, **headers: str) -> httpx.Response:
@@ -47,16 +48,25 @@ def test_public_card_and_role_views(served, tokens):
     assert public.status_code == 200  # a discovery document: no token
     card = public.json()
     assert card["url"] == "/agentenv" and card["capabilities"]["tools"] == []
-    assert card["capabilities"]["operations"] == list(METHODS)  # what the server serves
+    assert card["capabilities"]["operations"] == TRIO  # the data plane the server serves
     assert all(child["capabilities"]["tools"] == [] for child in card["children_environments"])
     support = card_of(served.url, **tokens_of(tokens, "support")).json()
     assert "issue_refund" not in names(support["capabilities"]["tools"]) and "get_ticket" in names(
         support["capabilities"]["tools"]
     )
-    assert support["capabilities"]["operations"] == ["tools/list", "tools/call"]  # the ones support may call
+    assert support["capabilities"]["operations"] == []  # support may call no data-plane method
     control = card_of(served.url, **tokens_of(tokens, "control")).json()
-    assert control["capabilities"]["operations"] == list(METHODS)
-    assert not {"snapshot", "restore", "fork"} & set(control["capabilities"]["operations"])
+    assert control["capabilities"]["operations"] == TRIO
+
+
+def test_operations_are_the_data_plane_and_extensions_declare_the_rest(served, tokens):
+    """The reference card model's `operations` is the data plane (absent = the full data trio), not every
+    JSON-RPC method: each of our other methods is declared by its extension (`params.rpc`) instead."""
+    for headers in ({}, tokens_of(tokens, "control")):
+        card = card_of(served.url, **headers).json()
+        assert card["capabilities"]["operations"] == TRIO
+        declared = {m for ext in card["capabilities"]["extensions"] for m in ext["params"].get("rpc", [])}
+        assert declared | set(TRIO) == set(METHODS) and not declared & set(TRIO)
 
 
 def test_role_header_is_honoured_only_from_control(served, tokens):
@@ -126,8 +136,7 @@ def test_child_cards_are_real_cards_with_the_roles_tools(served, tokens):
         support["capabilities"]["tools"]
     )
     control = card_of(served.url, **tokens_of(tokens, "control")).json()
-    trio = ["data/reset", "data/add", "data/get"]
-    assert all(c["capabilities"]["operations"] == trio for c in control["children_environments"])
+    assert all(c["capabilities"]["operations"] == TRIO for c in control["children_environments"])
 
 
 def test_child_url_serves_that_envs_data_plane(served, tokens):

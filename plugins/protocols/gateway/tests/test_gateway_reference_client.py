@@ -20,6 +20,9 @@ from typing import Any
 import httpx
 import pytest
 from agentenv_protocol import (
+    METHOD_ADD,
+    METHOD_GET,
+    METHOD_RESET,
     AddDataResponse,
     DataPart,
     EnvironmentCard,
@@ -183,6 +186,17 @@ def test_public_card_without_a_token(served: Any) -> None:
     with pytest.raises(httpx.HTTPStatusError) as refused:  # the data plane still needs the control token
         run(ref.reset_data(served.url))
     assert refused.value.response.status_code == 401
+
+
+def test_operations_name_the_references_data_plane_methods(served: Any, tokens: Any) -> None:
+    """The reference model's `capabilities.operations`: the data-plane methods (`[]` none, absent the full trio),
+    on the root card as on each child, for the public card and every role's view alike."""
+    data_plane = [METHOD_RESET, METHOD_ADD, METHOD_GET]
+    for token, expected in ((None, data_plane), (tokens["control"], data_plane), (tokens["support"], [])):
+        headers = {"authorization": f"Bearer {token}"} if token else {}
+        card = httpx.get(served.url + "/.well-known/agent-env.json", headers=headers).json()
+        for model in (_validated_card(card), *map(EnvironmentCard.model_validate, card["children_environments"])):
+            assert model.capabilities.operations == expected, (token, model.name)
 
 
 def test_data_plane_and_extensions_with_the_control_token(served: Any, tokens: Any, monkeypatch: Any) -> None:

@@ -219,9 +219,12 @@ def test_disabling_a_tool_removes_it_from_the_role(runs, step):
     assert post["error"]["code"] == "forbidden"
 
 
-def test_enabling_for_a_new_role_starts_from_nothing(runs, step):
+def test_a_change_for_a_role_the_world_does_not_define_is_refused(runs, step):
+    """It made a new role with no tools but the enabled ones (a typo served 0 tools, and the reference would
+    serve an unknown role every tool): now the step fails naming the role and the defined ones."""
     record = runs(task(deploy(), access(role="auditor", enable=["list_channels"])))
-    assert step(record, "access")["output"]["tools"] == ["list_channels"]
+    error = str(step(record, "access")["error"])
+    assert "field `role`: no role 'auditor' in this world (roles: " in error and "deploy_env `roles`" in error
 
 
 def test_unknown_tool_is_refused_before_the_run(runs):

@@ -77,4 +77,13 @@ def import_task(
     for line in imported.unmapped:
         print(f"not mapped: {file}: {line}", file=sys.stderr)
     if imported.unmapped:
+        print(f"{file}: {_count(imported.unmapped)} not mapped ({len(imported.notes)} mapped approximately); {out} "
+              "holds the rest. Give each its agentenv counterpart in "
+              f"{out} by hand, or drop it from {file}: `agentenv run {file}` refuses it until then", file=sys.stderr)
         raise typer.Exit(1)
+
+
+def _count(unmapped: list[str]) -> str:
+    """`N item(s) of M step(s)`: the import's summary, from lines that start `step 'ID' (TYPE)`."""
+    steps = {line.split(":", 1)[0] for line in unmapped}
+    return f"{len(unmapped)} item(s) of {len(steps)} step(s)"

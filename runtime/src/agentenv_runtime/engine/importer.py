@@ -23,6 +23,14 @@ SANDBOX_TYPES = {"local": "docker", "docker": "docker", "modal": "modal", "modal
 WORLD_SANDBOXES = {"local": "process", "docker": "docker", "modal": "modal", "e2b": "e2b"}
 """Where `deploy_env` serves a world, by the reference's sandbox type."""
 AGGREGATORS = {"all_pass": "all_pass", "any_pass": "any_pass", "weighted_average": "weighted_average"}
+RESPONSE_CRITERION_KEYS = {"type", "criterion", "weight", "needles", "pattern"}
+SANDBOX_CRITERION_KEYS = {
+    "probe_file_exists": {"type", "criterion", "weight", "paths"},
+    "probe_dir_exists": {"type", "criterion", "weight", "paths"},
+    "probe_file_contains": {"type", "criterion", "weight", "paths", "expected", "value"},
+    "bash_cmd_succeeds": {"type", "criterion", "weight", "bash_cmd"},
+}
+"""The keys of each reference criterion type that have a counterpart; any other key is reported."""
 
 
 class ReferenceTaskError(ValueError):
@@ -77,8 +85,8 @@ class _Names:
 class _Step:
     """One reference step being converted: take its fields, write ours, note what has no counterpart."""
 
-    def __init__(self, raw: dict[str, Any], names: _Names, out: Imported) -> None:
-        self.raw, self.names, self.out = raw, names, out
+    def __init__(self, raw: dict[str, Any], names: _Names, out: Imported, all_steps: list[dict[str, Any]]) -> None:
+        self.raw, self.names, self.out, self.all_steps = raw, names, out, all_steps
         self.fields: dict[str, Any] = {}
         self.used: set[str] = set(COMMON)
         self.label = f"step {raw['id']!r} ({raw['type']})"
@@ -118,6 +126,15 @@ class _Step:
                 return self.ref(key, self.names.envs, "env")
             self.used.add(key)
         return next(iter(self.names.envs.values())) if len(set(self.names.envs.values())) == 1 else None
+
+    def nested(self, path: str, entry: Any, mapped: set[str], why: str) -> None:
+        """Name each key of the object at field `path` (a list entry, a sub-object) that `mapped` leaves out:
+        a nested key without a counterpart is reported like a top-level field, never dropped silently."""
+        if not isinstance(entry, dict):
+            return
+        for key in entry:
+            if key not in mapped and entry[key] not in (None, [], {}, ""):
+                self.out.unmapped.append(f"{self.label}: field `{path}.{key}`: {why}")
 
     def rest(self) -> None:
         for key in self.raw:
@@ -216,7 +233,9 @@ def _load_artifact(s: _Step) -> None:
     env_step = s.env("env_id", "env_step_id")
     env_name = next((n for n, sid in s.names.envs.items() if sid == env_step), None)
     specs = [artifact] if artifact else []
-    specs += [a.get("artifact_id") if isinstance(a, dict) else a for a in s.take("artifacts") or []]
+    for index, entry in enumerate(s.take("artifacts") or []):
+        s.nested(f"artifacts.{index}", entry, {"artifact_id"}, "artifacts are named and pinned by content hash")
+        specs.append(entry.get("artifact_id") if isinstance(entry, dict) else entry)
     s.put("env", env_step)
     s.put("artifacts", [f"{env_name}={spec}" if env_name else spec for spec in specs if spec])
     s.skip("artifact_version", "artifacts are pinned by content hash (`pins.artifacts`)")
@@ -289,6 +308,9 @@ def _prompt_agent(s: _Step) -> None:
     prompt = s.take("prompt")
     parts = s.take("parts") or []
     texts = [str(p["text"]) for p in parts if isinstance(p, dict) and p.get("kind", "text") == "text" and p.get("text")]
+    for index, part in enumerate(parts):
+        if isinstance(part, dict) and part.get("kind", "text") == "text":
+            s.nested(f"parts.{index}", part, {"kind", "text"}, "a text part becomes plain prompt text")
     if len(texts) != len(parts):
         s.out.unmapped.append(f"{s.label}: field `parts`: only text parts have a counterpart (`prompt`)")
     s.put("prompt", "\n".join([str(prompt), *texts] if prompt else texts) or None)
@@ -306,17 +328,21 @@ def _review(s: _Step) -> None:
 
 
 def _teardown(s: _Step) -> None:
-    targets = [s.names.envs.get(str(n)) for n in s.take("env_ids") or []]
-    targets += [s.names.agents.get(str(n)) for n in s.take("agent_names") or []]
-    targets += [s.names.sandboxes.get(str(n)) for n in s.take("sandbox_names") or []]
-    if None in targets:
-        s.out.unmapped.append(f"{s.label}: names an env, agent or sandbox no step of this task deploys")
-    s.put("targets", [t for t in targets if t])
+    targets = []
+    for key, table, what in (("env_ids", s.names.envs, "env"), ("agent_names", s.names.agents, "agent"),
+                             ("sandbox_names", s.names.sandboxes, "sandbox")):
+        for index, name in enumerate(s.take(key) or []):
+            if str(name) in table:
+                targets.append(table[str(name)])
+            else:
+                s.out.unmapped.append(f"{s.label}: field `{key}.{index}`: no step of this task deploys {what} {name!r}")
+    s.put("targets", targets)
 
 
 def _peer_agents(s: _Step) -> None:
     peers: dict[str, list[str]] = {}
-    for peering in s.take("peerings") or []:
+    for index, peering in enumerate(s.take("peerings") or []):
+        s.nested(f"peerings.{index}", peering, {"agent_name", "peers"}, "a peering here is {agent_name, peers}")
         agent = s.names.agents.get(str(peering.get("agent_name")))
         others = [s.names.agents.get(str(p)) for p in peering.get("peers") or []]
         if agent is None or None in others:
@@ -419,6 +445,8 @@ def _verify_sandbox(s: _Step) -> None:
     for index, criterion in enumerate(s.take("criteria") or []):
         kind, weight = criterion.get("type"), criterion.get("weight", 1.0)
         name = str(criterion.get("criterion") or f"{kind} {index}")
+        if kind in SANDBOX_CRITERION_KEYS:
+            s.nested(f"criteria.{index}", criterion, SANDBOX_CRITERION_KEYS[kind], f"no counterpart in a {kind} check")
         paths = [p if str(p).startswith("/") or not base else f"{base.rstrip('/')}/{p}" for p in criterion.get("paths")
                  or []]
         if kind in ("probe_file_exists", "probe_dir_exists"):
@@ -444,11 +472,14 @@ def _response_verifier(s: _Step) -> None:
     checks = []
     for index, criterion in enumerate(s.take("criteria") or []):
         kind, name = criterion.get("type"), str(criterion.get("criterion") or f"criterion {index}")
+        weight = {"weight": criterion["weight"]} if criterion.get("weight") is not None else {}
+        if kind in ("response_contains", "response_regex_present"):
+            s.nested(f"criteria.{index}", criterion, RESPONSE_CRITERION_KEYS, f"no counterpart in a {kind} check")
         if kind == "response_contains":
             needles = criterion.get("needles") or []
-            checks += [{"name": name, "contains": str(n), "case_sensitive": True} for n in needles]
+            checks += [{"name": name, "contains": str(n), "case_sensitive": True} | weight for n in needles]
         elif kind == "response_regex_present":
-            checks.append({"name": name, "regex": str(criterion.get("pattern"))})
+            checks.append({"name": name, "regex": str(criterion.get("pattern"))} | weight)
         else:
             s.out.unmapped.append(f"{s.label}: field `criteria.{index}`: criterion type {kind!r} has no counterpart")
     s.put("checks", checks)
@@ -466,6 +497,8 @@ def _rubrics(s: _Step) -> None:
             s.out.unmapped.append(f"{s.label}: field `criteria.{index}`: no criterion text")
             continue
         weight = criterion.get("weight", 1.0) if isinstance(criterion, dict) else 1.0
+        s.nested(f"criteria.{index}", criterion, {"criterion", "description", "weight", "id"},
+                 "a rubric criterion here is {name, weight, description}")
         criteria.append({"name": str(criterion.get("id") if isinstance(criterion, dict) and criterion.get("id")
                                      else f"criterion-{index + 1}"), "weight": weight, "description": str(text)})
     s.put("criteria", criteria)
@@ -496,13 +529,21 @@ def _aggregate(s: _Step) -> None:
 
 def _gate(s: _Step) -> None:
     s.take("env_id")
-    gates = [s.names.verifiers.get(str(g), str(g)) for g in s.take("required_gates") or []]
-    s.put("validators", gates)
+    gates = [str(g) for g in s.take("required_gates") or []]
+    steps = {str(step.get("id")) for step in s.all_steps}
+    for index, gate in enumerate(gates):
+        if gate not in s.names.verifiers and gate not in steps:
+            s.out.unmapped.append(f"{s.label}: field `required_gates.{index}`: no step of this task is {gate!r} "
+                                  "or writes a verifier of that id")
+    s.put("validators", [s.names.verifiers.get(g, g) for g in gates])
 
 
 def _combine(s: _Step) -> None:
     s.take("env_id")
-    s.put("judge", s.names.verifiers.get(str(s.take("judge_verifier_id"))))
+    judge = s.take("judge_verifier_id")
+    s.put("judge", s.names.verifiers.get(str(judge)))
+    if judge not in (None, "") and str(judge) not in s.names.verifiers:
+        s.out.unmapped.append(f"{s.label}: field `judge_verifier_id`: no step of this task writes verifier {judge!r}")
     s.put("roundtrip", s.names.roundtrip)
     for key in ("universe_artifact_id", "universe_artifact_version"):
         s.skip(key, "name the verify_universe_load_export_roundtrip step (`roundtrip`)")
@@ -606,9 +647,31 @@ def _common(s: _Step) -> dict[str, Any]:
         step["fail_task_on_error"] = bool(s.raw["fail_task_on_error"])
     retry = s.raw.get("retry_config")
     if isinstance(retry, dict):
+        s.nested("retry_config", retry, {"retry_from_step_id", "go_to_step_id", "max_retries"},
+                 "a retry here is {from, times}")
         target = retry.get("retry_from_step_id", retry.get("go_to_step_id"))
         step["retry"] = {"from": target, "times": int(retry.get("max_retries", 1))}
     return step
+
+
+def _declare_roles(out: Imported) -> None:
+    """Declare on its deploy_env step each role a tool-access change of the task names: the reference serves a role
+    no rule names every tool, where agentenv refuses a role its world does not define (never 0 tools silently),
+    so the import writes the reference's meaning out: `roles.NAME = {tools = ["*"]}`, the change applied on top."""
+    deploys = {step["id"]: step for step in out.task["steps"] if step["type"] == "deploy_env"}
+    for step in out.task["steps"]:
+        changes = [step] if step["type"] == "modify_env_tool_access" else []
+        if step["type"] == "register_env_triggers":
+            changes = [a["set_tool_access"] for t in step.get("triggers", []) for a in t.get("actions", [])
+                       if isinstance(a, dict) and isinstance(a.get("set_tool_access"), dict)]
+        deploy = deploys.get(str(step.get("env")))
+        for change in changes:
+            role = change.get("role")
+            if deploy is None or not isinstance(role, str) or role in deploy.get("roles", {}):
+                continue
+            deploy.setdefault("roles", {})[role] = {"tools": ["*"]}
+            out.notes.append(f"step {deploy['id']!r} (deploy_env): field `roles.{role}`: declared with every tool, "
+                             f"the reference's meaning of a role before step {step['id']!r} changes it")
 
 
 def import_reference_task(steps: Any, *, name: str, source: str = "<memory>") -> Imported:
@@ -622,7 +685,7 @@ def import_reference_task(steps: Any, *, name: str, source: str = "<memory>") ->
     out = Imported(task={"name": name, "description": f"imported from {source}", "steps": []})
     for raw in steps:
         convert = CONVERTERS.get(raw["type"])
-        step = _Step(raw, names, out)
+        step = _Step(raw, names, out, steps)
         if convert is None:
             out.unmapped.append(f"{step.label}: the step type has no counterpart in agentenv")
             continue
@@ -630,6 +693,7 @@ def import_reference_task(steps: Any, *, name: str, source: str = "<memory>") ->
         convert(step)
         step.rest()
         out.task["steps"].append(common | {"type": step.raw["type"]} | step.fields)
+    _declare_roles(out)
     if raw_version := [s["id"] for s in steps if s.get("version") not in (None, 0, 1)]:
         out.unmapped.append(f"steps {raw_version}: field `version`: stored step versions have no counterpart")
     return out

@@ -11,6 +11,10 @@ SYSTEM_ROLE = "system"
 DEFAULT_ROLE = "default"
 
 
+class UnknownRole(LookupError):
+    """A role the world does not define; the message names it and the roles that are defined."""
+
+
 @dataclass
 class RoleAccess:
     allow_all: bool = True
@@ -39,8 +43,18 @@ class Rbac:
         access = self.roles.get(role)
         return access is not None and access.permits(tool)
 
+    def unknown(self, role: str) -> str | None:
+        """Why `role` cannot be used here (it is not defined, with the roles that are), or None when it can."""
+        if role in self.roles or role == SYSTEM_ROLE:
+            return None
+        return f"no role {role!r} in this world (roles: {', '.join(sorted(self.roles))}); name one of them"
+
     def change(self, role: str, *, enable: Iterable[str] = (), disable: Iterable[str] = ()) -> None:
-        """Mid-run access change; an unknown role starts with no tools."""
+        """Mid-run access change of a defined role. An unknown role is refused (`UnknownRole`), as a request
+        naming one is: creating it with no tools would serve a typo 0 tools without a word, and the reference
+        would serve it every tool; roles are made with `define` (the world's `roles`)."""
+        if (problem := self.unknown(role)) is not None:
+            raise UnknownRole(problem)
         access = self.roles.setdefault(role, RoleAccess(allow_all=False))
         for tool in enable:
             access.deny.discard(tool)

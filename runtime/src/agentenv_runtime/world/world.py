@@ -310,6 +310,8 @@ class World:
         for action in trigger.actions:
             if action.call_tool and action.call_tool.tool not in self.tools and action.call_tool.tool != GET_TIME:
                 raise WorldError(f"trigger {trigger.id}: actions.call_tool.tool: no tool {action.call_tool.tool!r}")
+            if action.set_tool_access and (problem := self.rbac.unknown(action.set_tool_access.role)):
+                raise WorldError(f"trigger {trigger.id}: actions.set_tool_access.role: {problem}")
         armed = _Armed(trigger, kind_cls(settings))
         if getattr(kind_cls, "edge", False):
             holds = getattr(armed.kind, "holds", None)

@@ -96,6 +96,18 @@ def invert_tokens(tokens: Mapping[str, str] | None) -> dict[str, str]:
     return by_token
 
 
+def check_token_roles(tokens: Mapping[str, str] | None, defined: Collection[str], control: Collection[str]) -> None:
+    """Refuse a token for a role the world does not define (a control role needs no definition: it uses the data
+    plane, not tools). Served, such a token would open a role with no tools, without a word."""
+    undefined = sorted(set(tokens or {}) - set(defined) - set(control))
+    if undefined:
+        raise AuthConfigError(
+            f"--token: role(s) {', '.join(undefined)} are not defined in this world (roles: "
+            f"{', '.join(sorted(defined))}; control: {', '.join(sorted(control))}); define them in --role-file "
+            f'([roles.NAME] tools = ["*"], deny = [...]) or give the token to one of those roles'
+        )
+
+
 def check_bind(host: str, tokens: Mapping[str, str] | None) -> None:
     """Refuse to expose an unauthenticated world beyond this machine."""
     if not tokens and not is_loopback(host):

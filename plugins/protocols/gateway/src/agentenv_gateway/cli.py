@@ -82,7 +82,7 @@ def serve(
     from agentenv_runtime import ArtifactError, ToolSchemaError, WorldError, build_world
 
     from agentenv_gateway.app import build_app
-    from agentenv_gateway.auth import CONTROL_ROLE, AuthConfigError, check_bind, load_role_file, parse_token_flags
+    from agentenv_gateway.auth import AuthConfigError, check_bind, load_role_file, parse_token_flags
     from agentenv_gateway.limits import GatewayLimits
     from agentenv_gateway.server import ServeError, serve_forever
     from agentenv_gateway.upstream import UpstreamError
@@ -95,12 +95,6 @@ def serve(
         roles, tokens = load_role_file(role_file) if role_file else ({}, {})
         tokens |= parse_token_flags(token)
         check_bind(host, tokens)
-        undefined = sorted(set(tokens) - set(roles) - {"default", CONTROL_ROLE})
-        if undefined:
-            raise AuthConfigError(
-                f"--token: role(s) {', '.join(undefined)} are not defined; define them in --role-file "
-                f'([roles.NAME] tools = ["*"], deny = [...]) or use role `default`'
-            )
         env_settings = _read_settings(settings_file) if settings_file else None
         limits = GatewayLimits.from_config(load_config())
         world = build_world(envs, artifacts=artifact, roles=roles or None, seed=seed, settings=env_settings)

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from agentenv_runtime import World
 
-from agentenv_gateway.auth import CONTROL_ROLE, invert_tokens
+from agentenv_gateway.auth import CONTROL_ROLE, check_token_roles, invert_tokens
 from agentenv_gateway.limits import GatewayLimits
 
 T = TypeVar("T")
@@ -56,6 +56,7 @@ class Gateway:
         """What `data/reset` without `to` means: `loaded` (ours) or `empty` (the reference protocol's)."""
         self.by_token = invert_tokens(tokens)
         self.control_roles = frozenset(control_roles)
+        check_token_roles(tokens, world.rbac.roles, self.control_roles)
         self.limits = limits or GatewayLimits()
         world.argument_limits = self.limits.arguments
         self.initial_rbac = world.rbac.state()

@@ -4,7 +4,7 @@ Every URL on the card is a path relative to the address the card was fetched fro
 `/envs/slack/agentenv`, `/clock/time`), so a card stays right behind any proxy or port mapping; clients
 join them onto the env address (`resolve`), and absolute URLs still work. Extensions advertise their REST
 routes the reference way (`params.endpoint`, `params.methods.NAME.{method, endpoint}`) and name our
-JSON-RPC methods beside them (`params.rpc`). `operations` names the JSON-RPC methods this caller may call.
+JSON-RPC methods beside them (`params.rpc`). `operations` names the data-plane methods this caller may call.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from agentenv_runtime import OPERATIONS, build_card
 
 from agentenv_gateway.core import Gateway
 from agentenv_gateway.rest_ext import ROUTES
-from agentenv_gateway.rpc import METHODS
 
 MCP_PATH = "/mcp"
 RPC_PATH = "/agentenv"
@@ -92,22 +91,28 @@ EXTENSIONS: list[dict[str, Any]] = [_extension(name, *text) for name, text in EX
 
 
 def operations(gw: Gateway, role: str | None) -> list[str]:
-    """The JSON-RPC methods at /agentenv this caller may call; the public card names every served one."""
-    return [name for name, method in METHODS.items() if role is None or not method.control or gw.may_control(role)]
+    """The protocol's data-plane methods (`data/reset`, `data/add`, `data/get`) this caller may call; the public
+    card names what the server serves.
+
+    The reference card model's `capabilities.operations` holds the data plane only: its SDK advertises there the
+    `@reset_data`/`@add_data`/`@get_data` handlers, and an absent list means "the full data trio". Our other
+    JSON-RPC methods are declared by their extensions (`params.rpc`), as the reference declares its extensions'
+    methods under `params.methods`."""
+    return list(OPERATIONS) if role is None or gw.may_control(role) else []
 
 
 def served_card(gw: Gateway, role: str | None) -> dict[str, Any]:
     """The card as `role` sees it (None: the public card, for a caller without a token)."""
-    child_ops = list(OPERATIONS) if role is None or gw.may_control(role) else []
+    data_plane = operations(gw, role)
     return build_card(
         gw.world,
         url=RPC_PATH,
         role=role,
         interfaces=interfaces(),
-        operations=operations(gw, role),
+        operations=data_plane,
         extensions=EXTENSIONS,
         child_url=child_rpc_path,
-        child_operations=child_ops,
+        child_operations=data_plane,
     )
 
 

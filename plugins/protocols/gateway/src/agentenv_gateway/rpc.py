@@ -245,6 +245,8 @@ def triggers_state(gw: Gateway, _: NoParams, role: str) -> dict[str, Any]:
 
 
 def access_set(gw: Gateway, params: AccessSetParams, role: str) -> dict[str, Any]:
+    if (problem := gw.world.rbac.unknown(params.role)) is not None:
+        raise invalid("role", problem)  # never a new role with no tools (the reference would serve it all)
     known = set(gw.world.tools) | {GET_TIME}
     for key in ("enable", "disable"):
         for index, tool in enumerate(getattr(params, key)):

@@ -189,6 +189,8 @@ class ModifyEnvToolAccess(CoreStep[ModifyEnvToolAccessSettings]):
 
     async def execute(self, settings: ModifyEnvToolAccessSettings, ctx: StepContext) -> dict[str, Any]:
         world: World = deployed_world(ctx, settings.env)
+        if (problem := world.rbac.unknown(settings.role)) is not None:  # never a new role with no tools
+            raise StepFailed(f"field `role`: {problem}, or define it in deploy_env `roles`")
         for field in ("enable", "disable"):
             unknown = [t for t in getattr(settings, field) if t not in world.tools and t != GET_TIME]
             if unknown:

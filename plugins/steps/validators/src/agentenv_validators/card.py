@@ -1,9 +1,11 @@
 """The Environment Card check (34): served, every required field present and well formed, names match.
 
-Follows the reference protocol's card model: `url` and interface URLs may be paths relative to the env
-address; `capabilities.tools`, `operations` and `children_environments` are optional (a leaf server has no
-children; absent `operations` means a card from before they were advertised, the data trio assumed); a
-card without an MCP interface is reached at `/mcp` by convention.
+Follows the reference protocol's card model: only `name` is required (an absent `protocolVersion`, `url`,
+`preferredTransport`, `additionalInterfaces` or `capabilities` takes the model's default, a warning row of
+weight 0 here); `url` and interface URLs may be paths relative to the env address; `capabilities.tools`,
+`operations` and `children_environments` are optional (a leaf server has no children; absent `operations`
+means a card from before they were advertised, the data trio assumed); a card without an MCP interface is
+reached at `/mcp` by convention.
 """
 
 from __future__ import annotations
@@ -30,16 +32,29 @@ def card_rows(status: int, card: Any, served_tools: list[dict[str, Any]] | None)
     rows = [row("card served", True, "HTTP 200, JSON object")]
     rows.append(row("name", _nonempty_str(card.get("name")), f"{card.get('name')!r}"))
     version = card.get("protocolVersion")
-    rows.append(row("protocolVersion", version == PROTOCOL_VERSION, f"{version!r} (expected {PROTOCOL_VERSION!r})"))
+    rows.append(
+        _defaulted("protocolVersion")
+        if version is None
+        else row("protocolVersion", version == PROTOCOL_VERSION, f"{version!r} (expected {PROTOCOL_VERSION!r})")
+    )
     url = card.get("url")
     url_ok = _nonempty_str(url) and str(url).startswith(("http://", "https://", "/"))
-    rows.append(row("url", url_ok, f"{url!r} (a path relative to the env address, or an http(s) URL)"))
+    url_detail = f"{url!r} (a path relative to the env address, or an http(s) URL)"
+    rows.append(_defaulted("url") if url is None else row("url", url_ok, url_detail))
     transport = card.get("preferredTransport")
-    rows.append(row("preferredTransport", _nonempty_str(transport), f"{transport!r}"))
-    rows.append(_interfaces_row(card.get("additionalInterfaces")))
+    rows.append(
+        _defaulted("preferredTransport")
+        if transport is None
+        else row("preferredTransport", _nonempty_str(transport), f"{transport!r}")
+    )
+    interfaces = card.get("additionalInterfaces")
+    rows.append(_defaulted("additionalInterfaces") if interfaces is None else _interfaces_row(interfaces))
     capabilities = card.get("capabilities")
-    if not isinstance(capabilities, dict):
-        rows.append(row("capabilities", False, "missing or not an object (needs tools, extensions, operations)"))
+    if capabilities is None:
+        rows.append(_defaulted("capabilities"))
+        capabilities = {}
+    elif not isinstance(capabilities, dict):
+        rows.append(row("capabilities", False, "not an object (of tools, extensions, operations)"))
         capabilities = {}
     tools = capabilities.get("tools")
     tools_ok = isinstance(tools, list) and all(isinstance(t, dict) and _nonempty_str(t.get("name")) for t in tools)
@@ -66,6 +81,23 @@ def card_rows(status: int, card: Any, served_tools: list[dict[str, Any]] | None)
     if tools_ok:
         rows.append(_names_row(tools, children if children_ok else [], served_tools))  # type: ignore[arg-type]
     return rows
+
+
+DEFAULTS = {
+    "protocolVersion": f'"{PROTOCOL_VERSION}"',
+    "url": '"/agentenv"',
+    "preferredTransport": '"JSONRPC"',
+    "additionalInterfaces": "[] (MCP at /mcp by convention)",
+    "capabilities": "{} (no tools, extensions or operations declared: the data trio assumed)",
+}
+"""The reference card model's defaults: only `name` is required there, so an absent field means its default."""
+
+
+def _defaulted(field: str) -> Row:
+    """A warning (weight 0): `field` is absent, which the protocol reads as its default."""
+    return row(
+        field, False, f"absent: the protocol's default {DEFAULTS[field]} applies; set it to be explicit", weight=0
+    )
 
 
 def _operations_row(operations: Any) -> Row:

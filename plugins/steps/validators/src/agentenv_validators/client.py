@@ -84,8 +84,11 @@ class WorldClient:
         return self.base + default_path
 
     # ---- JSON-RPC data plane -------------------------------------------------------------------------
-    async def rpc(self, method: str, params: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any] | None]:
-        """(result, None) or (None, the JSON-RPC error object)."""
+    async def rpc(
+        self, method: str, params: dict[str, Any] | None = None, *, raw: bool = False
+    ) -> tuple[Any, dict[str, Any] | None]:
+        """(result, None) or (None, the JSON-RPC error object); `data/get`'s parts come as `{env: tables}` unless
+        `raw` (see `export`)."""
         url = await self.interface("JSONRPC", "/agentenv")
         self._next_id += 1
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
@@ -113,21 +116,27 @@ class WorldClient:
             return None, error
         if "result" not in reply:
             raise ProbeError(f"{method}: the JSON-RPC reply has neither `result` nor `error`")
-        if method == "data/get":
-            return await self._export(reply["result"]), None
+        if method == "data/get" and not raw:
+            return await self.export(reply["result"]), None
         return reply["result"], None
 
-    async def _export(self, answer: Any) -> Any:
-        """`data/get`'s `{"parts": [...]}` as `{env: tables}`; a part naming no env is the card's (a leaf)."""
+    async def export(self, answer: Any) -> Any:
+        """`data/get`'s `{"parts": [...]}` as `{env: tables}`.
+
+        `metadata.env` is optional in the protocol (its `DataPart.metadata` may be absent): a part naming no env
+        belongs to the env the data plane serves, the card's only child when it has one (the reference gateway
+        forwards `data/*` to its one backing server, whose parts name nothing), else the card itself (a leaf)."""
         from agentenv_gateway.api import export_of
 
         if not isinstance(answer, dict) or not isinstance(answer.get("parts"), list):
             return answer
         try:
-            leaf = str((await self.card()).get("name") or "env")
+            card = await self.card()
         except ProbeError:
-            leaf = "env"
-        return export_of(answer, leaf)
+            card = {}
+        children = card.get("children_environments") or []
+        only = children[0] if len(children) == 1 and isinstance(children[0], dict) else card
+        return export_of(answer, str(only.get("name") or card.get("name") or "env"))
 
     # ---- MCP -----------------------------------------------------------------------------------------
     async def mcp_tools(self) -> list[dict[str, Any]]:

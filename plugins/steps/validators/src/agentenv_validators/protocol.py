@@ -107,6 +107,14 @@ def _contains(rows: Any, probe: dict[str, Any]) -> bool:
     )
 
 
+def _names_envs(answer: Any) -> bool:
+    """Whether a raw `data/get` answer's data parts say which env they are (`metadata.env`, optional)."""
+    parts = answer.get("parts") if isinstance(answer, dict) else None
+    return isinstance(parts, list) and any(
+        isinstance(p, dict) and isinstance(p.get("metadata"), dict) and p["metadata"].get("env") for p in parts
+    )
+
+
 def _export_problem(export: Any, envs: list[str]) -> str | None:
     if not isinstance(export, dict):
         return f"the result is {type(export).__name__}, not an object of env → tables"
@@ -134,13 +142,15 @@ async def protocol_rows(
         envs = []
     _, error = await client.rpc("data/reset")
     rows.append(row("data/reset answers", error is None, f"error {error}" if error else "ok"))
-    before, error = await client.rpc("data/get")
+    answer, error = await client.rpc("data/get", raw=True)
+    before: Any = {} if error else await client.export(answer)
     problem = f"error {error}" if error else _export_problem(before, envs)
     rows.append(row("data/get answers", problem is None, problem or f"{len(before)} env(s)"))
     if problem:
         return rows
-    # a request that must be refused, and must change nothing (a leaf server has no envs to name: not asked)
-    if envs:
+    # a request that must be refused, and must change nothing: asked only of a server whose parts name their env
+    # (`metadata.env`, agentenv's routing); the protocol's parts name none, and its `data/add` takes no `env`
+    if _names_envs(answer):
         bad = {"env": "no-such-env-validate", "parts": [{"kind": "data", "data": {}}]}
         _, error = await client.rpc("data/add", bad)
         after_bad, _ = await client.rpc("data/get")

@@ -115,10 +115,19 @@ async def run_checks(
 
 
 def _advertised_operations(card: Any) -> list[str] | None:
-    """The card's `capabilities.operations` (the protocol: `[]` = none), None when absent (all assumed)."""
-    capabilities = card.get("capabilities") if isinstance(card, dict) else None
-    operations = capabilities.get("operations") if isinstance(capabilities, dict) else None
-    return [str(op) for op in operations] if isinstance(operations, list) else None
+    """The data plane's `capabilities.operations` (the protocol: `[]` = none), None when absent (all assumed).
+
+    The card's own list, else its only child's: the reference gateway's card declares none and forwards `data/*`
+    to its one backing server, whose card (the child) declares what it serves."""
+    if not isinstance(card, dict):
+        return None
+    children = card.get("children_environments") or []
+    for holder in (card, children[0] if len(children) == 1 else None):
+        capabilities = holder.get("capabilities") if isinstance(holder, dict) else None
+        operations = capabilities.get("operations") if isinstance(capabilities, dict) else None
+        if isinstance(operations, list):
+            return [str(op) for op in operations]
+    return None
 
 
 async def _remote_roundtrip(client: WorldClient) -> tuple[list[Row], str]:
