@@ -13,7 +13,7 @@ up), or the working directory when there is no config file.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 LIVE_FOLDER = Path(".agentenv") / "live"
@@ -64,19 +64,19 @@ def explorer_pid(folder: Path) -> int | None:
     return None
 
 
-def join_live_log(environ: dict[str, str] | None = None) -> bool:
+def join_live_log(environ: MutableMapping[str, str] | None = None) -> bool:
     """Point this process's event log at the project's live folder when an explorer serves it (True then).
 
     An `AGENTENV_EVENTS` already set wins (the explorer's own launches, a user's `tail -f`); the explorer itself
     never logs into its own folder."""
     from agentenv_runtime.events import EVENTS_VAR
 
-    environ = os.environ if environ is None else environ
-    if environ.get(EVENTS_VAR):
+    env: MutableMapping[str, str] = os.environ if environ is None else environ
+    if env.get(EVENTS_VAR):
         return True
-    folder = live_folder(environ=environ)
+    folder = live_folder(environ=env)
     pid = explorer_pid(folder)
     if pid is None or pid == os.getpid():
         return False
-    environ[EVENTS_VAR] = str(folder / f"{os.getpid()}.jsonl")
+    env[EVENTS_VAR] = str(folder / f"{os.getpid()}.jsonl")
     return True
