@@ -15,12 +15,13 @@ OpenEnv's MCP mode (`agentenv_openenv.mcp`): `list_tools` / `call_tool` actions 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 from agentenv_rl.api import Action, EpisodeError, Template
 from agentenv_runtime import JsonRefused, loads_request, origin_refusal
 from starlette.applications import Starlette
@@ -171,9 +172,10 @@ def build_app(template: Template, max_sessions: int) -> OpenEnvApp:
             session = pool.open()
         except CapacityError as exc:  # as `socket.SessionSocket._refuse`: the close follows the client's message
             await send({"type": "websocket.send", "text": json.dumps(exc.reply())})
-            with anyio.move_on_after(CLOSE_TIMEOUT):
-                if (await receive())["type"] == "websocket.disconnect":
-                    return
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(CLOSE_TIMEOUT):
+                    if (await receive())["type"] == "websocket.disconnect":
+                        return
             await send({"type": "websocket.close", "code": 1000})
             return
         try:
