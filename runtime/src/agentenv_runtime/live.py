@@ -2,9 +2,9 @@
 
 The explorer streams the events of the runs it starts from their `AGENTENV_EVENTS` file. A run started anywhere
 else (another terminal, a batch, a CI job) is as interesting to watch, so `agentenv up` leaves a marker in the
-project's `.agentenv/live/` folder; a process of the same project that starts while a marker names a live
-explorer writes the run event log (`events.py`) to `.agentenv/live/PID.jsonl`. Without a marker nothing is written
-and no observer is registered: a process pays one walk up the folders for the config and one `stat`.
+project's `.agentenv/live/` folder; a process of the same project that starts running tasks while a marker names
+a live explorer writes the run event log (`events.py`) to `.agentenv/live/PID.jsonl`. Without a marker nothing is
+written and no observer is registered: a runner pays one walk up the folders for the config and one glob.
 
 The project is the folder holding `.agentenv/config.toml` (found as the config is: `AGENTENV_CONFIG`, else walking
 up), or the working directory when there is no config file.
@@ -13,8 +13,9 @@ up), or the working directory when there is no config file.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 LIVE_FOLDER = Path(".agentenv") / "live"
 LIVE_MARKER = "explorer-{pid}.json"
@@ -64,19 +65,21 @@ def explorer_pid(folder: Path) -> int | None:
     return None
 
 
-def join_live_log(environ: MutableMapping[str, str] | None = None) -> bool:
-    """Point this process's event log at the project's live folder when an explorer serves it (True then).
+def join_live_log(host: Any) -> bool:
+    """Write this process's run event log into the project's live folder when an explorer serves it (True then).
 
-    An `AGENTENV_EVENTS` already set wins (the explorer's own launches, a user's `tail -f`); the explorer itself
-    never logs into its own folder."""
-    from agentenv_runtime.events import EVENTS_VAR
+    Called when a process starts running tasks, not at plugin import: finding the project costs a config walk
+    (and `pathlib`), which `agentenv --help` must not pay. An `AGENTENV_EVENTS` already set wins (the explorer's
+    own launches, a user's `tail -f`, a worker of a batch): the runtime's plugin registered the observers then."""
+    from agentenv_runtime import events
 
-    env: MutableMapping[str, str] = os.environ if environ is None else environ
-    if env.get(EVENTS_VAR):
+    if os.environ.get(events.EVENTS_VAR):
         return True
-    folder = live_folder(environ=env)
+    folder = live_folder()
     pid = explorer_pid(folder)
     if pid is None or pid == os.getpid():
         return False
-    env[EVENTS_VAR] = str(folder / f"{os.getpid()}.jsonl")
+    os.environ[events.EVENTS_VAR] = str(folder / f"{os.getpid()}.jsonl")  # inherited by worker processes
+    if not host.pm.is_registered(events):
+        host.pm.register(events)
     return True

@@ -3,12 +3,11 @@ kinds and the commands that build, run and inspect worlds and tasks."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from agentenv.contracts import ClassRef, CliCommand
 from agentenv.hookspecs import hookimpl
-
-from agentenv_runtime.live import join_live_log
 
 if TYPE_CHECKING:
     from agentenv import Problem
@@ -67,7 +66,7 @@ def agentenv_command_hints() -> dict[str, str]:
     return dict(json.loads(files("agentenv_runtime").joinpath("commands.json").read_text(encoding="utf-8")))
 
 
-if join_live_log():  # the event log's observers exist only when a log is asked for (AGENTENV_EVENTS, or `up`)
+if os.environ.get("AGENTENV_EVENTS"):  # the event log's observers exist only when it is asked for (see live.py)
     from agentenv_runtime.events import (  # noqa: F401 - pluggy registers what this module holds
         agentenv_run_finished,
         agentenv_run_started,

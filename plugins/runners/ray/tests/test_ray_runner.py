@@ -41,7 +41,8 @@ def agentenv(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def stable(record: dict[str, Any]) -> dict[str, Any]:
     """A run record without what differs between any two runs (ids, times, where files were put)."""
     # what differs by nature: ids, times, storage keys and the process that ran it (a Ray worker, or us)
-    kept = {k: v for k, v in record.items() if k not in ("id", "started_at", "finished_at", "trajectories", "owner")}
+    differ = ("id", "started_at", "finished_at", "trajectories", "final_states", "owner")
+    kept = {k: v for k, v in record.items() if k not in differ}
     kept["steps"] = [{k: v for k, v in s.items() if k not in ("started", "duration_ms")} for s in record["steps"]]
     kept["steps"] = [s | {"output": {k: v for k, v in s["output"].items() if k != "files"}} for s in kept["steps"]]
     return kept

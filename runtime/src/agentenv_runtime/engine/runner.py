@@ -27,6 +27,7 @@ from agentenv_runtime.engine.records import Records, owner
 from agentenv_runtime.engine.task import TaskError, TaskFile
 from agentenv_runtime.engine.verdict import all_graded
 from agentenv_runtime.events import RUN_ID
+from agentenv_runtime.live import join_live_log
 from agentenv_runtime.world.world import World
 
 FINAL_STATE_MAX_BYTES = 4 * 1024 * 1024
@@ -70,6 +71,7 @@ class TaskRunner:
     def __init__(self, host: PluginHost, config: Config, *, logger: Callable[[str], None] | None = None) -> None:
         self.host, self.config, self.logger = host, config, logger
         self.records = Records(config, host)
+        join_live_log(host)  # while `agentenv up` serves the project, its runs' events reach it live
         installed = {i.dist: i.version for i in host.infos if i.status == "ok"}
         self.plugin_versions = {"agentenv-kernel": KERNEL_VERSION, **installed}
         self._planned: dict[tuple[Path, Path | None, str | None], tuple[TaskFile, dict[str, Planned]]] = {}
