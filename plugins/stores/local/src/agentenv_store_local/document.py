@@ -13,6 +13,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +23,7 @@ from agentenv.contracts import DocumentStore
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentenv_store_local._files import StoreFileError, resolve_path, setting_hint, typed_settings
+from agentenv_store_local.wal import wal_damage
 
 SCHEMA = """
 BEGIN IMMEDIATE;
@@ -74,6 +76,8 @@ class SqliteDocumentStore(DocumentStore):
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._pid = 0
+        self.read_only = False
+        self._closer: weakref.finalize[..., None] | None = None
         with self._lock:
             self._connection()  # open now so a bad path is reported at construction
 
@@ -84,10 +88,16 @@ class SqliteDocumentStore(DocumentStore):
         if self._conn is None or self._pid != os.getpid():
             self._conn = self._open()
             self._pid = os.getpid()
+            # Closed when the store is dropped or the process exits: the last connection then checkpoints the
+            # write-ahead log into the database and removes it, so the next process has no log to replay (or
+            # to check, see `wal`). A dropped store's connection can sit in a reference cycle that the CLI's
+            # quick exit never collects, hence a finalizer and not `__del__`.
+            self._closer = weakref.finalize(self, _close_connection, self._conn, self._pid)
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
         hint = setting_hint("document", "path")
+        self._refuse_damaged_log(hint)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -108,13 +118,54 @@ class SqliteDocumentStore(DocumentStore):
             ) from exc
         try:
             self._set_up(conn)
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if not _is_read_only(exc) or not self.path.is_file():
+                raise StoreFileError(f"cannot open the document database {self.path}: {exc}; see {hint}") from exc
+            return self._open_read_only(hint)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreFileError(
                 f"{self.path} is not a usable SQLite database ({exc}); it is the file named by {hint}. "
                 "Move the file away or set `path` to a new file."
             ) from exc
+        self.read_only = False
         return conn
+
+    def _open_read_only(self, hint: str) -> sqlite3.Connection:
+        """The database opened for reading only: a store on a read-only mount, or files this user may not
+        write, can still be listed and shown. SQLite reads a WAL database this way as long as its `-shm` file
+        exists or can be made; writes are then refused by `_write` with the reason."""
+        uri = f"{self.path.as_uri()}?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as exc:
+            raise StoreFileError(
+                f"the document database {self.path} is read-only here and cannot be read either ({exc}); "
+                f"give this user write access to its folder, or copy it and point {hint} at the copy"
+            ) from exc
+        self.read_only = True
+        return conn
+
+    def _refuse_damaged_log(self, hint: str) -> None:
+        """Stop before SQLite drops committed records from a damaged write-ahead log without a word (and the next
+        write overwrites them for good). A log being rewritten by another process can look damaged for an
+        instant, so a finding counts only if a second look agrees."""
+        damage = wal_damage(self.path)
+        if damage is not None:
+            time.sleep(0.05)
+            damage = wal_damage(self.path)
+        if damage is None:
+            return
+        log = self.path.with_name(self.path.name + "-wal")
+        raise StoreFileError(
+            f"the write-ahead log {log} of the document database is damaged at byte {damage.offset} "
+            f"({damage.reason}); SQLite would silently drop the {damage.frames_dropped} frame(s) after it, "
+            f"records written since the last checkpoint. Nothing was changed. To open the database without them, "
+            f"stop every agentenv process using {hint} and move {log.name} aside (keep it: the records are in it)."
+        )
 
     def _set_up(self, conn: sqlite3.Connection) -> None:
         """WAL mode and the schema. Two processes opening a new file at once can see `database is locked`
@@ -137,6 +188,12 @@ class SqliteDocumentStore(DocumentStore):
         """A write transaction that holds the database write lock from its first statement."""
         with self._lock:
             conn = self._connection()
+            if self.read_only:
+                raise StoreFileError(
+                    f"the document database {self.path} is read-only here (it could be read, not written); "
+                    f"give this user write access to it and its folder, or set "
+                    f"{setting_hint('document', 'path')} to a writable file"
+                )
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -148,8 +205,8 @@ class SqliteDocumentStore(DocumentStore):
     def close(self) -> None:
         """Close the connection; the store reopens it if used again."""
         with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
-                self._conn.close()
+            if self._closer is not None:
+                self._closer()
             self._conn = None
 
     def __enter__(self) -> SqliteDocumentStore:
@@ -222,6 +279,18 @@ class SqliteDocumentStore(DocumentStore):
         with self._write() as conn:
             cur = conn.execute("DELETE FROM agentenv_documents WHERE collection = ? AND id = ?", (collection, doc_id))
             return cur.rowcount > 0
+
+
+def _close_connection(conn: sqlite3.Connection, pid: int) -> None:
+    """Close `conn` if this is the process that opened it (a forked child must leave its parent's alone)."""
+    if os.getpid() == pid:
+        conn.close()
+
+
+def _is_read_only(exc: sqlite3.OperationalError) -> bool:
+    """SQLite's words for a file or folder this process may not write."""
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open" in text
 
 
 def check_names(collection: str, doc_id: str | None = None) -> None:
