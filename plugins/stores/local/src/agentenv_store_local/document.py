@@ -77,7 +77,7 @@ class SqliteDocumentStore(DocumentStore):
         self._conn: sqlite3.Connection | None = None
         self._pid = 0
         self.read_only = False
-        self._closer: weakref.finalize[..., None] | None = None
+        self._closer: weakref.finalize[[sqlite3.Connection, int], SqliteDocumentStore] | None = None
         with self._lock:
             self._connection()  # open now so a bad path is reported at construction
 
