@@ -145,7 +145,12 @@ def test_the_clock_stops_at_the_end_of_representable_time() -> None:
     assert world.call("add_book", {"title": "x"}).ok  # every call failed with OverflowError before
     assert world.clock.now().year == 9999
     world.set_clock("9999-12-31T23:59:59Z", mode="frozen", timezone="Pacific/Kiritimati")
-    assert world.advance(1e300) == 0
+    with pytest.raises(ValueError, match=r"past the calendar \(years 1 to 9999\); at most 1 seconds forward fit"):
+        world.advance(1e300)  # clamped without a word before
     assert world.call("get_time").ok
+    world.set_clock("9000-01-01T00:00:00Z", mode="frozen")
+    with pytest.raises(ValueError, match="at most 31,"):
+        world.advance(10_000 * 365 * 86400)
+    assert world.clock.now().year == 9000  # nothing moved
     with pytest.raises(ValueError, match="not a finite number"):
         world.advance(float("inf"))

@@ -173,6 +173,9 @@ def test_clock_triggers_access_trajectory(served, rpc, tokens):
     assert rpc("triggers/state")["triggers"][0]["next_at"].startswith("2026-11-24T10:00:00")
 
     assert rpc("clock/advance", {"seconds": 3600})["fired"] == 1
+    past_9999 = rpc.error("clock/advance", {"seconds": 1e15})  # clamped to 9999-12-31 without a word before
+    assert past_9999["data"]["field"] == "seconds" and "years 1 to 9999" in past_9999["message"]
+    assert rpc("clock/get")["now"].startswith("2026-11-24T10:00:00")
     posted = [e for e in served.world.trajectory.events if e["kind"] == "tool_call" and e["tool"] == "post_message"]
     assert posted and posted[0]["trigger"] == "nudge"
 

@@ -16,7 +16,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 ClockMode = Literal["scaled", "frozen", "event"]
 MAX_RATE = 1_000_000.0
 END_OF_TIME = datetime.max.replace(tzinfo=UTC)
-"""The last representable instant: a clock that reaches it stops there instead of failing every call."""
+"""The last representable instant: a running clock that reaches it stops there instead of failing every call
+(an explicit jump past it is refused: `World.advance`)."""
+START_OF_TIME = datetime.min.replace(tzinfo=UTC)
 CALENDAR_SECONDS = (datetime.max - datetime.min).total_seconds()
 """Years 1 to 9999 in seconds: a task that advances a clock further ends at END_OF_TIME from any start."""
 
@@ -28,7 +30,7 @@ def shifted(when: datetime, seconds: float) -> datetime:
     try:
         return when + timedelta(seconds=seconds)
     except OverflowError:
-        return END_OF_TIME if seconds > 0 else datetime.min.replace(tzinfo=UTC)
+        return END_OF_TIME if seconds > 0 else START_OF_TIME
 
 
 def parse_time(value: str | datetime, *, field: str = "start") -> datetime:

@@ -14,7 +14,7 @@ import math
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from agentenv.contracts import Message, ToolAccess, ToolCallEvent, TriggerKind
@@ -24,7 +24,7 @@ from agentenv_runtime.env.artifact import Artifact, ArtifactError
 from agentenv_runtime.env.env import Env
 from agentenv_runtime.env.tool import CALL_CONTEXT, ToolContext, ToolSpec, argument_errors
 from agentenv_runtime.world.arguments import DEFAULT_LIMITS, ArgumentLimits, argument_problem, safe_text, safe_value
-from agentenv_runtime.world.clock import ClockMode, VirtualClock, shifted
+from agentenv_runtime.world.clock import END_OF_TIME, START_OF_TIME, ClockMode, VirtualClock, shifted
 from agentenv_runtime.world.rbac import DEFAULT_ROLE, Rbac
 from agentenv_runtime.world.trajectory import Trajectory
 from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS, Action, TriggerDef
@@ -384,7 +384,15 @@ class World:
         """Move virtual time forward, firing every time trigger due on the way; returns how many fired."""
         if not math.isfinite(seconds):
             raise ValueError(f"seconds: {seconds} is not a finite number of seconds")
-        target = shifted(self.clock.now(), seconds)
+        now = self.clock.now()
+        try:
+            target = now + timedelta(seconds=seconds)
+        except OverflowError:  # an asked-for jump past year 9999 is refused, not cut short without a word
+            room = (END_OF_TIME - now).total_seconds() if seconds > 0 else (now - START_OF_TIME).total_seconds()
+            raise ValueError(
+                f"seconds: {seconds:g} would move the clock from {now.isoformat()} past the calendar "
+                f"(years 1 to 9999); at most {room:,.0f} seconds {'forward' if seconds > 0 else 'back'} fit"
+            ) from None
         fired = self._fire_due(target)
         self.clock.advance_to(target)
         return fired

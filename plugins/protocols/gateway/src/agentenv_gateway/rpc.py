@@ -189,7 +189,10 @@ def clock_clear(gw: Gateway, _: NoParams, role: str) -> dict[str, Any]:
 def clock_advance(gw: Gateway, params: ClockAdvanceParams, role: str) -> dict[str, Any]:
     if not gw.world.clock.armed:
         raise invalid("seconds", "the clock is not set; call clock/set first")
-    fired = gw.world.advance(params.seconds)
+    try:
+        fired = gw.world.advance(params.seconds)
+    except ValueError as exc:  # a jump past year 9999
+        raise invalid("seconds", str(exc).split(": ", 1)[-1]) from None
     return _clock_state(gw) | {"fired": fired}
 
 
