@@ -14,8 +14,7 @@ No provider is known by name, so one that a third party registers through the ho
 
 The port asked for is a free one on this host, so a provider that runs commands on the host without mapping
 ports keeps two worlds apart; one that maps ports says where through `AGENTENV_PORT_<port>` (see
-`ServePlan.launch_script`). `check_chain` is what `agentenv run --dry-run` asks of a step: the same probe,
-on a sandbox torn down at once.
+`ServePlan.launch_script`).
 """
 
 from __future__ import annotations
@@ -100,34 +99,6 @@ NO_PYTHON = (
     "its sandbox has no Python with agentenv-gateway (tried {tried}); fix: give the provider an image with "
     "agentenv-gateway and the world's envs installed, or install agentenv-docker to build a world image"
 )
-
-
-def check_chain(chain: list[str], config: Config, host: Any, run_id: str = "dry-run") -> str | None:
-    """Why no provider of `chain` can serve a world (each provider's reason), or None when one can.
-
-    The first provider that can make a sandbox is probed in a sandbox torn down at once; one whose plain sandbox
-    has no serving Python counts when a world image builder is installed (the run builds the image then)."""
-    passed: list[str] = []
-    for name in chain:
-        if name == INLINE:
-            return None
-        why = provider_problem(name, config, host)
-        if why is None:
-            spec = SandboxSpec(labels={RUN_LABEL: run_id, "agentenv.probe": "serve"})
-            try:
-                sandbox, _, _ = create_in_chain(name, spec, config, host)
-            except NoSandbox as exc:
-                why = str(exc).removeprefix(f"no provider in {name!r} could create the sandbox: {name}: ")
-            else:
-                try:
-                    found = serving_python(sandbox)
-                finally:
-                    sandbox.teardown()
-                if found is not None or image_builder() is not None:
-                    return None
-                why = NO_PYTHON.format(tried=f"{sys.executable}, python3")
-        passed.append(f"{name}: {why}")
-    return f"no provider in {','.join(chain)!r} can serve the world: " + "; ".join(passed)
 
 
 def _gateway_client() -> Any:
