@@ -112,7 +112,7 @@ def main() -> None:
 
     from agentenv.plugins.host import get_host
     from agentenv_sandbox_local.process import ProcessProvider
-    from agentenv_steps.deploy import world_dists
+    from agentenv_steps.serving import world_dists
 
     plan, classes = plan_and_classes()
     print(f"world {'+'.join(ENVS)} (acme), roles {', '.join(ROLES)}; python {sys.version.split()[0]}\n")

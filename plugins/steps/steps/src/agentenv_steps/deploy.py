@@ -5,22 +5,20 @@ loading artifacts is the slow part. So the first deploy of a given world (envs, 
 roles, settings) builds a template and keeps it for the process; every deploy, first included, is a
 `fork()` of that template: a memory copy of each env's database. Deployed worlds never share state.
 
-Served (`sandbox = "process"`, `"docker"`, a chain such as `"docker,process"`, or `agentenv run --sandbox`):
-the world runs as `agentenv serve` in a sandbox, with a fresh bearer token per role, and the step hands
+Served (`sandbox = "process"`, `"docker"`, any installed provider, a chain such as `"docker,process"`, or
+`agentenv run --sandbox`): the world runs as `agentenv serve` in a sandbox (`serving.py`: through the provider
+contract only), with a fresh bearer token per role, and the step hands
 later steps an `agentenv_gateway.client.RemoteWorld`, so agents reach it over MCP and verifiers read its
 state as usual. `inline` inside a chain (`"docker,inline"`) means: in process when nothing before it can serve.
 """
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import hashlib
 import json
 import secrets
 import shlex
-import sys
-import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -30,12 +28,10 @@ from agentenv_runtime import SYSTEM_ROLE, Env, World, WorldError, parse_time, sp
 from pydantic import Field, ValidationError, field_validator
 
 from agentenv_steps import _artifacts
-from agentenv_steps._common import CoreStep, StepSettings, StrList, plugin_host, validation_message
+from agentenv_steps._common import CoreStep, StepSettings, StrList, validation_message
 from agentenv_steps.persona import llm_responder, model_settings
 
 INLINE = "inline"
-SERVE_PORT = 8000
-"""The port the world listens on inside its sandbox (`process` maps it to a free loopback port)."""
 WORLD_DIR = "world"
 """Folder in the sandbox for the role file, artifacts and settings the server reads at start."""
 TEMPLATE_CACHE_SIZE = 16
@@ -70,7 +66,7 @@ class DeployEnvSettings(StepSettings):
         INLINE,
         min_length=1,
         description="Where the world runs: `inline` = in process (default; `agentenv run --sandbox` overrides it), "
-        "or a sandbox provider serving it over MCP (`process`, `docker`), or a fallback chain (`docker,process`).",
+        "or any sandbox provider serving it over MCP (`process`, `docker`, …), or a fallback chain (`docker,process`).",
     )
     ready_timeout: float = Field(
         120.0, gt=0, description="Seconds a served world may take to answer its Environment Card before the step fails."
@@ -122,7 +118,9 @@ class DeployEnv(CoreStep[DeployEnvSettings]):
         pairs = _artifacts.resolve_all(settings.artifacts, classes, ctx)
         trigger_kinds = {name: entry.obj for name, entry in ctx.host.usable(kinds.TRIGGER_KINDS).items()}
         if chain != [INLINE]:
-            served = await _deploy_served(settings, chain, classes, pairs, trigger_kinds, ctx, step_id)
+            from agentenv_steps.serving import deploy_served
+
+            served = await deploy_served(settings, chain, classes, pairs, trigger_kinds, ctx, step_id)
             if served is not None:
                 return served
         key = (
@@ -180,7 +178,8 @@ def sandbox_chain(settings: DeployEnvSettings, ctx: StepContext) -> list[str]:
         known = ", ".join(sorted(providers)) or "none installed"
         raise StepFailed(
             f"field `{field}`: no sandbox provider {unknown[0]!r} (installed: {known}); `process` comes with "
-            f"agentenv-sandbox-local, `docker` with agentenv-docker; or use sandbox = {INLINE!r} (in process)"
+            f"agentenv-sandbox-local, `docker` with agentenv-docker "
+            f"(`agentenv sandbox list` shows them); or use sandbox = {INLINE!r} (in process)"
         )
     return names
 
@@ -312,25 +311,13 @@ def clear_templates() -> None:
     _templates.clear()
 
 
-# ---- served worlds ------------------------------------------------------------------------------------
-HOST_PROVIDERS = frozenset({"process"})
-"""Providers whose commands run on this host: the server is this interpreter, bound to loopback."""
-IMAGE_PROVIDERS = frozenset({"docker"})
-"""Providers that run an image: the server is the image's python, with agentenv installed in it."""
-RESERVED_SERVED_ROLE = "control"
+# ---- served worlds (serving.py starts them) ---------------------------------------------------------
 WAIT_SCRIPT = f'while [ ! -e {WORLD_DIR}/ready ]; do sleep 0.02; done; exec "$@"'
 """The command waits for the files (role file, artifacts) that can only be put once the sandbox exists."""
-
-
-def _gateway_client() -> Any:
-    try:
-        from agentenv_gateway.api import client
-    except ImportError:
-        raise StepFailed(
-            "field `sandbox`: serving a world from a sandbox needs agentenv-gateway; install it with "
-            f"`agentenv plugin add agentenv-gateway`, or use sandbox = {INLINE!r} (in process)"
-        ) from None
-    return client
+LAUNCH_FILE = f"{WORLD_DIR}/serve.sh"
+WAIT_AND_LAUNCH = f"while [ ! -e {WORLD_DIR}/ready ]; do sleep 0.02; done; exec sh {LAUNCH_FILE}"
+"""What any provider's sandbox runs: wait for the files, then the launch script, written once the sandbox
+has shown which Python in it runs `agentenv serve` (so the command names no interpreter of its own)."""
 
 
 def _artifact_file(artifact: Any) -> tuple[bytes, str]:
@@ -389,206 +376,12 @@ class ServePlan:
         serve = [python, "-m", "agentenv", "serve", *self.serve_args, "--host", host, "--port", port]
         return ["sh", "-c", WAIT_SCRIPT, "agentenv-serve", *serve]
 
+    def waiting_command(self) -> list[str]:
+        """The sandbox's main command with any provider: it waits for `ready`, then runs the launch script."""
+        return ["sh", "-c", WAIT_AND_LAUNCH]
 
-def world_dists(classes: dict[str, type[Env]], ctx: StepContext) -> list[str]:
-    """The distributions a served world needs inside an image: kernel, gateway, its envs, trigger kinds, stores."""
-    import importlib.metadata
-
-    wanted = ["agentenv-kernel", "agentenv-gateway"]
-    envs = ctx.host.registry(kinds.ENVS)
-    wanted += [envs[name].dist for name in classes if name in envs]
-    wanted += [entry.dist for entry in ctx.host.registry(kinds.TRIGGER_KINDS).values()]
-    try:
-        importlib.metadata.version("agentenv-store-local")
-        wanted.append("agentenv-store-local")
-    except importlib.metadata.PackageNotFoundError:
-        pass
-    return list(dict.fromkeys(wanted))
-
-
-async def _world_image(classes: dict[str, type[Env]], ctx: StepContext, step_id: str) -> tuple[str, float]:
-    """(tag, seconds spent building: 0 when it existed) of the docker world image."""
-    from agentenv_docker.api import ensure_world_image
-
-    dists = world_dists(classes, ctx)
-    started = time.perf_counter()
-    tag, built = await asyncio.to_thread(ensure_world_image, dists, settings=_docker_settings(ctx), log=ctx.log)
-    seconds = time.perf_counter() - started if built else 0.0
-    if built:
-        ctx.log(f"{step_id}: built world image {tag} ({', '.join(dists)}) in {seconds:.1f}s")
-    return tag, seconds
-
-
-def _docker_settings(ctx: StepContext) -> dict[str, Any]:
-    entry = ctx.host.registry(kinds.SANDBOX_PROVIDERS).get("docker")
-    settings: dict[str, Any] = ctx.config.plugin_settings(entry.dist).get("docker") or {} if entry else {}
-    return settings
-
-
-def _last_output(sandbox: Any, lines: int = 30) -> str:
-    logs = getattr(sandbox, "logs", None)
-    if not callable(logs):
-        return "(this provider keeps no output)"
-    try:
-        text = str(logs(tail=lines)).strip()
-    except Exception as exc:  # the sandbox is gone: say so instead of hiding the first error
-        return f"(output unavailable: {type(exc).__name__}: {exc})"
-    return text or "(no output)"
-
-
-async def _deploy_served(
-    settings: DeployEnvSettings,
-    chain: list[str],
-    classes: dict[str, type[Env]],
-    pairs: list[tuple[str, Any]],
-    kinds: dict[str, Any],
-    ctx: StepContext,
-    step_id: str,
-) -> dict[str, Any] | None:
-    """Serve the world from the first provider of `chain` that can; None when the chain falls back to in process."""
-    from agentenv.contracts import SandboxSpec
-    from agentenv_runtime import RUN_LABEL, NoSandbox, create_in_chain, make_provider
-
-    client = _gateway_client()
-    if settings.mcp:
-        raise StepFailed(
-            "field `mcp`: MCP servers join worlds deployed in process for now; use sandbox = "
-            f"{INLINE!r}, or serve the world yourself with `agentenv serve ENVS --mcp NAME=COMMAND`"
-        )
-    if RESERVED_SERVED_ROLE in settings.roles:
-        raise StepFailed(
-            f"field `roles.{RESERVED_SERVED_ROLE}`: a served world keeps role {RESERVED_SERVED_ROLE!r} for its "
-            "data plane; rename the role"
-        )
-    envs = _make_envs(settings, classes)
-    try:
-        _check_roles(World(envs, roles=_roles(settings), trigger_kinds=kinds or None))
-    except WorldError as exc:
-        raise StepFailed(f"field `envs`: {exc}") from None
-    plan = ServePlan(settings, classes, pairs, ctx.seed)
-    labels = {RUN_LABEL: ctx.run_id, "agentenv.step": step_id}
-    host = plugin_host(ctx)
-    passed: list[str] = []
-    for name in chain:
-        if name == INLINE:
-            ctx.log(f"{step_id}: serving passed to in process ({'; '.join(passed)})")
-            return None
-        try:
-            provider = make_provider(name, ctx.config, host)
-        except LookupError as exc:
-            passed.append(f"{name}: {exc}")
-            continue
-        usable, reason = provider.available()
-        if not usable:
-            passed.append(f"{name}: not available here: {reason}")
-            continue
-        image, build_seconds = None, 0.0
-        if name in HOST_PROVIDERS:
-            command = plan.command(sys.executable, "127.0.0.1", "{port}")
-        elif name in IMAGE_PROVIDERS:
-            try:
-                image, build_seconds = await _world_image(classes, ctx, step_id)
-            except Exception as exc:  # no SDK, no engine, a failed build: the next provider may do
-                passed.append(f"{name}: no world image: {type(exc).__name__}: {exc}")
-                continue
-            command = plan.command("python3", "0.0.0.0", str(SERVE_PORT))
-        else:
-            passed.append(f"{name}: deploy_env serves worlds with process or docker, not {name}")
-            continue
-        spec = SandboxSpec(image=image, command=command, env=plan.env, ports=[SERVE_PORT], labels=labels)
-        try:
-            # Not in a thread: once it exists, the sandbox is registered for teardown before anything can cancel.
-            sandbox, served, _ = create_in_chain(name, spec, ctx.config, host, ctx.log)
-        except NoSandbox as exc:
-            passed.append(str(exc).removeprefix(f"no provider in {name!r} could create the sandbox: "))
-            continue
-        holder: dict[str, Any] = {}
-        ctx.add_resource(step_id, sandbox, _served_teardown(sandbox, holder))
-        world = await _start_served(sandbox, served, plan, envs, settings, kinds, ctx, client, step_id)
-        holder["world"] = world
-        ctx.add_resource(step_id, world)
-        output: dict[str, Any] = {
-            "envs": list(classes),
-            "tools": len(world.tools),
-            "artifacts": [artifact.ref for _, artifact in pairs],
-            "sandbox": served,
-            "url": world.url,
-            "sandbox_id": sandbox.id,
-        }
-        main = getattr(sandbox, "main", None)
-        if isinstance(main, dict):
-            output["pid"] = main.get("pid")
-        if image:
-            output |= {"image": image, "image_build_seconds": round(build_seconds, 3)}
-        if passed:
-            output["passed"] = passed
-        return output
-    raise StepFailed(f"field `sandbox`: no provider in {','.join(chain)!r} could serve the world: " + "; ".join(passed))
-
-
-async def _start_served(
-    sandbox: Any,
-    served: str,
-    plan: ServePlan,
-    envs: list[Env],
-    settings: DeployEnvSettings,
-    kinds: dict[str, Any],
-    ctx: StepContext,
-    client: Any,
-    step_id: str,
-) -> Any:
-    """Put the files, let the server start, wait for its card, arm the clock; a failure tears the sandbox down."""
-    try:
-        for path, data in plan.files.items():
-            sandbox.put_file(path, data)
-        sandbox.put_file(f"{WORLD_DIR}/ready", b"")
-        url = sandbox.url(SERVE_PORT)
-        ctx.log(f"{step_id}: serving the world from {served} sandbox {sandbox.id} at {url}")
-        try:
-            await client.await_card(
-                url,
-                plan.tokens["control"],
-                timeout=settings.ready_timeout,
-                alive=lambda: sandbox.status() == "running",
-            )
-        except (TimeoutError, RuntimeError) as exc:
-            raise StepFailed(
-                f"field `sandbox`: the world did not start in the {served} sandbox: {exc}\n"
-                f"command: {shlex.join(sandbox_command(plan, served))}\nlast output:\n{_last_output(sandbox)}"
-            ) from None
-        world = client.RemoteWorld(
-            envs, url=url, tokens=plan.tokens, roles=_roles(settings), trigger_kinds=kinds or None, seed=ctx.seed
-        )
-        try:
-            world.set_clock(settings.start, mode="frozen")
-        except WorldError as exc:
-            world.close()
-            raise StepFailed(f"field `start`: the served world refused the clock: {exc}") from None
-        if model_settings(ctx) is not None:
-            ctx.log(
-                f"{step_id}: persona replies by model run only in process; the served world answers with fixed text"
-            )
-        return world
-    except BaseException:
-        sandbox.teardown()
-        raise
-
-
-def sandbox_command(plan: ServePlan, served: str) -> list[str]:
-    """The server command as shown in errors (tokens are never in it: they travel as environment variables)."""
-    python = sys.executable if served in HOST_PROVIDERS else "python3"
-    return [python, "-m", "agentenv", "serve", *plan.serve_args]
-
-
-def _served_teardown(sandbox: Any, holder: dict[str, Any]) -> Any:
-    """Close the world's clients, then remove the sandbox (killing the server)."""
-
-    def stop() -> None:
-        world = holder.pop("world", None)
-        try:
-            if world is not None:
-                world.close()
-        finally:
-            sandbox.teardown()
-
-    return stop
+    def launch_script(self, python: str, host: str, port: int) -> bytes:
+        """`agentenv serve` as `python` runs it. The port is the one the sandbox maps, when it says so through
+        `AGENTENV_PORT_<port>` (the process provider does), else `port` itself."""
+        serve = shlex.join([python, "-m", "agentenv", "serve", *self.serve_args, "--host", host])
+        return f'exec {serve} --port "${{AGENTENV_PORT_{port}:-{port}}}"\n'.encode()
