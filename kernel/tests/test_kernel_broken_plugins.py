@@ -85,13 +85,14 @@ def install_kernel_range(root: Path) -> None:
 
 
 def install_duplicate_contribution(root: Path) -> None:
-    """Two distributions whose plugins both register a step named `fixture_same_step`."""
+    """Two distributions whose plugins both register a step named `fixture_same_step`; b builds on a (so a keeps it)."""
     _step_dist(root, "agentenv-fixture-same-a", "fixture-same-a", "fixture_same_a", "fixture_same_step")
-    _step_dist(root, "agentenv-fixture-same-b", "fixture-same-b", "fixture_same_b", "fixture_same_step")
+    needs = [KERNEL_RANGE, "agentenv-fixture-same-a>=1"]
+    _step_dist(root, "agentenv-fixture-same-b", "fixture-same-b", "fixture_same_b", "fixture_same_step", requires=needs)
 
 
 def install_duplicate_env(root: Path) -> None:
-    """A distribution registering an env named like the good plugin's (`fixture_notes`)."""
+    """A distribution building on the good plugin that registers an env named like its (`fixture_notes`)."""
     install_fixture_plugin(
         root,
         "agentenv-fixture-zz-notes",
@@ -112,13 +113,15 @@ def install_duplicate_env(root: Path) -> None:
 
             return [OtherNotes]
         """,
+        requires=[KERNEL_RANGE, "agentenv-fixture-good>=1"],
     )
 
 
 def install_duplicate_entry_point(root: Path) -> None:
-    """Two distributions declaring the same entry-point name, `fixture-twin`."""
+    """Two distributions declaring the same entry-point name, `fixture-twin`; b builds on a (so a keeps it)."""
     _step_dist(root, "agentenv-fixture-twin-a", "fixture-twin", "fixture_twin_a", "fixture_twin_a_step")
-    _step_dist(root, "agentenv-fixture-twin-b", "fixture-twin", "fixture_twin_b", "fixture_twin_b_step")
+    needs = [KERNEL_RANGE, "agentenv-fixture-twin-a>=1"]
+    _step_dist(root, "agentenv-fixture-twin-b", "fixture-twin", "fixture_twin_b", "fixture_twin_b_step", requires=needs)
 
 
 def install_misspelled_hook(root: Path) -> None:

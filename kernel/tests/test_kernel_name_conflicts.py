@@ -50,10 +50,14 @@ def problems(root: Path) -> list[dict[str, str]]:
     return [p for p in check.json()["problems"] if p["code"] in ("duplicate-name", "invalid-contribution")]
 
 
+OUR_HOME = "Project-URL: Homepage, https://github.com/agentenv/agentenv"
+
+
 @pytest.mark.parametrize("dist", ["agentenv-aaa-slack", "agentenv-zzz-slack"])
 def test_a_first_party_plugin_keeps_its_name_whatever_the_order(tmp_path: Path, dist: str) -> None:
+    """The outside plugin copies our Homepage URL: first-party is the distribution's name, which it cannot copy."""
     install_fixture_plugin(tmp_path, dist, "1.0.0", dist.removeprefix("agentenv-"), dist.replace("-", "_"),
-                           SLACK_CLAIM, [KERNEL_RANGE, RUNTIME_RANGE])  # fmt: skip
+                           SLACK_CLAIM, [KERNEL_RANGE, RUNTIME_RANGE], metadata=[OUR_HOME])  # fmt: skip
     plugins = listing(tmp_path)
     assert plugins["agentenv-slack"]["status"] == "ok"
     assert plugins["agentenv-slack"]["contributes"] == {"envs": ["slack"]}
@@ -61,8 +65,30 @@ def test_a_first_party_plugin_keeps_its_name_whatever_the_order(tmp_path: Path, 
     [problem] = problems(tmp_path)
     assert problem["message"] == (
         f"env 'slack' is registered by agentenv-slack and {dist}; {dist.removeprefix('agentenv-')} was skipped"
+        " (agentenv-slack is first-party)"
     )
     assert problem["fix"].startswith(f"rename the env in {dist}, or disable it:") and "remove" not in problem["fix"]
+    assert problem["fix"].endswith(f"(to use {dist}'s instead: AGENTENV_DISABLE_PLUGINS=slack)")
+
+
+def test_a_tie_between_outside_plugins_is_explained_with_how_to_choose(tmp_path: Path) -> None:
+    for dist in ("agentenv-fixture-aa-steps", "agentenv-fixture-zz-steps"):
+        module = dist.removeprefix("agentenv-").replace("-", "_")
+        steps_dist(tmp_path, dist, module, "fixture_tied_step", f"{module}_own")
+    plugins = listing(tmp_path)
+    assert plugins["agentenv-fixture-aa-steps"]["status"] == plugins["agentenv-fixture-zz-steps"]["status"] == "skipped"
+    found = {p["plugin"]: p for p in problems(tmp_path)}
+    assert found["fixture-aa-steps"]["message"] == (
+        "step 'fixture_tied_step' is registered by agentenv-fixture-aa-steps and agentenv-fixture-zz-steps: none is"
+        " first-party or required by the others; all skipped"
+    )
+    assert found["fixture-aa-steps"]["fix"] == (
+        "choose one: AGENTENV_DISABLE_PLUGINS=fixture-zz-steps keeps agentenv-fixture-aa-steps's; or rename the step"
+        " in all but one"
+    )
+    chosen = run_cli("steps", "show", "fixture_tied_step", "--json", paths=[tmp_path],
+                     env={"AGENTENV_DISABLE_PLUGINS": "fixture-aa-steps"})  # fmt: skip
+    assert chosen.returncode == 0 and chosen.json()["distribution"] == "agentenv-fixture-zz-steps", chosen
 
 
 @pytest.mark.parametrize("addon", ["agentenv-fixture-aa-addon", "agentenv-fixture-zz-addon"])

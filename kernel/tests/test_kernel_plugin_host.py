@@ -130,31 +130,41 @@ def test_registries_are_typed_by_contract(on_path: Path) -> None:
     assert "fixture_notes" in host.registries[kinds.ENVS.name]
 
 
-def test_duplicate_contribution_keeps_the_first_distribution(on_path: Path) -> None:
+def test_a_contribution_two_outside_plugins_tie_on_is_given_to_neither(on_path: Path) -> None:
+    """Neither first-party nor built on the other: no plugin wins by its name's place in the alphabet."""
     _steps(on_path, "agentenv-fixture-dup-a", "fixture-dup-a", "fixture_dup_a", "fixture_shared", "fixture_only_a")
     _steps(on_path, "agentenv-fixture-dup-b", "fixture-dup-b", "fixture_dup_b", "fixture_only_b", "fixture_shared")
     host = PluginHost(environ={}).load()
     steps = host.registries[kinds.STEPS.name]
-    assert steps["fixture_shared"].dist == "agentenv-fixture-dup-a"
-    assert steps["fixture_only_a"].dist == "agentenv-fixture-dup-a"
-    assert "fixture_only_b" not in steps, "a skipped plugin registers nothing, not even its unique names"
-    b = _by_dist(host, "agentenv-fixture-dup-b")
+    assert not {"fixture_shared", "fixture_only_a", "fixture_only_b"} & set(steps), "a skipped plugin registers nothing"
+    a, b = _by_dist(host, "agentenv-fixture-dup-a"), _by_dist(host, "agentenv-fixture-dup-b")
+    assert (a.status, [p.code for p in a.problems]) == ("skipped", [codes.DUPLICATE_NAME])
     assert (b.status, [p.code for p in b.problems]) == ("skipped", [codes.DUPLICATE_NAME])
-    assert _by_dist(host, "agentenv-fixture-dup-a").contributes == {"steps": ["fixture_shared", "fixture_only_a"]}
+    assert "AGENTENV_DISABLE_PLUGINS=fixture-dup-b keeps agentenv-fixture-dup-a's" in a.problems[0].fix
+    chosen = PluginHost(environ={"AGENTENV_DISABLE_PLUGINS": "fixture-dup-b"}).load()
+    assert chosen.registries[kinds.STEPS.name]["fixture_shared"].dist == "agentenv-fixture-dup-a"
 
 
-def test_duplicate_entry_point_name_keeps_the_first_plugin_loaded(on_path: Path) -> None:
-    """Two distributions declare entry point `fixture-twin`: the second is skipped, the first keeps working."""
+def test_a_third_claimant_of_a_tied_name_does_not_take_it(on_path: Path) -> None:
+    for x in "abc":
+        _steps(on_path, f"agentenv-fixture-tri-{x}", f"fixture-tri-{x}", f"fixture_tri_{x}", "fixture_tri")
+    host = PluginHost(environ={}).load()
+    assert "fixture_tri" not in host.registries[kinds.STEPS.name]
+    assert {_by_dist(host, f"agentenv-fixture-tri-{letter}").status for letter in "abc"} == {"skipped"}
+
+
+def test_duplicate_entry_point_name_on_a_tie_skips_both(on_path: Path) -> None:
+    """Two distributions declare entry point `fixture-twin`, neither building on the other: both are skipped."""
     _steps(on_path, "agentenv-fixture-twin-a", "fixture-twin", "fixture_twin_a", "fixture_twin_a_step")
     _steps(on_path, "agentenv-fixture-twin-b", "fixture-twin", "fixture_twin_b", "fixture_twin_b_step")
     host = PluginHost(environ={}).load()
     a, b = _by_dist(host, "agentenv-fixture-twin-a"), _by_dist(host, "agentenv-fixture-twin-b")
-    assert (b.status, [p.code for p in b.problems]) == ("skipped", [codes.DUPLICATE_NAME])
-    assert a.status == "ok"
-    assert host.pm.get_plugin("fixture-twin") is sys.modules["fixture_twin_a"]
-    assert a.contributes == {"steps": ["fixture_twin_a_step"]}
-    assert host.registries[kinds.STEPS.name]["fixture_twin_a_step"].dist == "agentenv-fixture-twin-a"
-    assert "fixture_twin_b_step" not in host.registries[kinds.STEPS.name]
+    assert (a.status, b.status) == ("skipped", "skipped")
+    assert host.pm.get_plugin("fixture-twin") is None
+    assert not {"fixture_twin_a_step", "fixture_twin_b_step"} & set(host.registries[kinds.STEPS.name])
+    assert "plugin name 'fixture-twin' is registered by agentenv-fixture-twin-a and agentenv-fixture-twin-b" in (
+        a.problems[0].message
+    )
 
 
 def test_plugin_skipped_late_withdraws_earlier_contributions(on_path: Path) -> None:

@@ -49,12 +49,14 @@ def install_fixture_plugin(
     source: str,
     requires: Sequence[str] = (KERNEL_RANGE,),
     extra_modules: Mapping[str, str] | None = None,
+    metadata: Sequence[str] = (),
 ) -> Path:
     """Install a fixture distribution into `root` and return `root`.
 
     `module_name` (a plain module, `a.b` makes package `a`) gets `source`; `entry_name`, when given,
     names the entry point `entry_name = module_name` in the `agentenv.plugins` group. `extra_modules`
-    maps further module names to sources (contributed classes, fake heavy SDKs, …).
+    maps further module names to sources (contributed classes, fake heavy SDKs, …); `metadata` adds lines to
+    METADATA as they are (`Project-URL: Homepage, https://…`).
     """
     root.mkdir(parents=True, exist_ok=True)
     for name, text in {module_name: source, **(extra_modules or {})}.items():
@@ -62,7 +64,7 @@ def install_fixture_plugin(
     meta = root / dist_info_dirname(dist, version)
     meta.mkdir()
     lines = ["Metadata-Version: 2.1", f"Name: {dist}", f"Version: {version}"]
-    lines += [f"Requires-Dist: {req}" for req in requires]
+    lines += [f"Requires-Dist: {req}" for req in requires] + list(metadata)
     (meta / "METADATA").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if entry_name is not None:
         (meta / "entry_points.txt").write_text(f"[agentenv.plugins]\n{entry_name} = {module_name}\n", encoding="utf-8")

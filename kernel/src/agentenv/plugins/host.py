@@ -87,23 +87,24 @@ class Entry(Generic[T]):
         raise ContributionError(f"{message}; fix: {fix}")
 
 
-def _home(dist: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, metadata
-
-    with contextlib.suppress(PackageNotFoundError):
-        return next((url for url in metadata(dist).get_all("Project-URL") or [] if url.startswith("Homepage")), None)
-    return None
-
-
 def outranks(one: PluginInfo, other: PluginInfo) -> bool:
-    """On a name two plugins claim, the one the other builds on (requires), or else the one from the kernel's own
-    project (same homepage) keeps it: never the order of entry points or distributions."""
+    """On a name two plugins claim, the one the other builds on (requires), or else a first-party distribution
+    against an outside one, keeps it. Neither outranking the other is a tie the user settles (see `_contest`)."""
+    from agentenv.plugins.first_party import FIRST_PARTY
     from agentenv.plugins.requirements import canonical  # packaging: not on the start path
 
     if canonical(one.dist) in {r.name for r in other.requirements()}:
         return True
-    kernel_home = _home("agentenv-kernel") if one.dist != other.dist else None
-    return kernel_home is not None and _home(one.dist) == kernel_home != _home(other.dist)
+    if canonical(other.dist) in {r.name for r in one.requirements()}:
+        return False
+    return canonical(one.dist) in FIRST_PARTY and canonical(other.dist) not in FIRST_PARTY
+
+
+def why_kept(keep: PluginInfo, lose: PluginInfo) -> str:
+    from agentenv.plugins.requirements import canonical
+
+    builds_on = canonical(keep.dist) in {r.name for r in lose.requirements()}
+    return f"{lose.dist} requires {keep.dist}" if builds_on else f"{keep.dist} is first-party"
 
 
 class PluginHost:
@@ -117,7 +118,8 @@ class PluginHost:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs.AgentenvSpecs)
         self._given = dict(given or {})
-        self._modules: dict[str, object] = {}
+        self._modules: dict[tuple[str, str], object] = {}  # (plugin, distribution): two may share a plugin name
+        self._contested: dict[tuple[str, str], list[PluginInfo]] = {}  # (kind, name) -> claimants skipped on a tie
         self._imported = False
         self._loaded_kinds: set[str] = set()
         self.registries: dict[str, dict[str, Entry[Any]]] = {kind.name: {} for kind in kinds.ALL}
@@ -151,7 +153,7 @@ class PluginHost:
     def _fail(self, info: PluginInfo, status: str, problem: Problem) -> None:
         info.status = status
         info.problems.append(problem)
-        module = self._modules.pop(info.name, None)
+        module = self._modules.pop((info.name, info.dist), None)
         if module is not None and self.pm.is_registered(module):
             self.pm.unregister(module)
         for registry in self.registries.values():
@@ -164,12 +166,8 @@ class PluginHost:
 
     def _import(self, info: PluginInfo) -> None:
         disable = f"or disable it: {DENY_VAR}={info.name}"
-        if info.name in self._modules:
-            other = next(i for i in self.infos if i.name == info.name and i is not info)
-            # Not `_fail`: the module registered under this name is the other plugin's and must stay.
-            info.status, fix = "skipped", f"rename the entry point in {info.dist}, {disable}"
-            message = f"plugin name {info.name!r} is declared by both {other.dist} and {info.dist}"
-            info.problems.append(Problem(info.name, codes.DUPLICATE_NAME, message, fix))
+        holder = next((i for i in self.infos if (i.name, i.dist) in self._modules and i.name == info.name), None)
+        if not self._claim(("plugin", info.name), "entry point", f"plugin name {info.name!r}", info, holder):
             return
         try:
             module = self._given.get(info.name) or importlib.import_module(info.module)
@@ -189,7 +187,7 @@ class PluginHost:
             fix = f"match the hook's arguments in agentenv.hookspecs, {disable}"
             self._refuse(info, "failed", codes.INVALID_HOOK, failure, fix)
             return
-        self._modules[info.name] = module
+        self._modules[info.name, info.dist] = module
 
     @staticmethod
     def _hook_problem(plugin: object) -> tuple[str, str] | None:
@@ -218,7 +216,7 @@ class PluginHost:
         caller = getattr(self.pm.hook, kind.hook)
         registry = self.registries[kind.name]
         for info in self.active():
-            module = self._modules.get(info.name)
+            module = self._modules.get((info.name, info.dist))
             if module is None:
                 continue
             for impl in caller.get_hookimpls():
@@ -256,20 +254,49 @@ class PluginHost:
                 with contextlib.suppress(ContributionError):  # a ref that cannot load claims no name
                     taken.obj  # noqa: B018 - reading it imports and validates the class
                 taken = None if taken._error is not None else taken
-            if taken:
-                other = self.find(taken.plugin) or info
-                keep, lose = (info, other) if outranks(info, other) and other is not info else (other, info)
-                failure = f"{kind.label} {key!r} is registered by {keep.dist} and {lose.dist}; {lose.name} was skipped"
-                fix = f"rename the {kind.label} in {lose.dist}, or disable it: {DENY_VAR}={lose.name}"
-                self._refuse(lose, "skipped", codes.DUPLICATE_NAME, failure, fix)
-                if lose is info:
-                    return False
+            if taken is not None and taken.plugin == info.name:
+                fix = f"register {kind.label} {key!r} once in {info.dist}, or disable it: {DENY_VAR}={info.name}"
+                self._refuse(info, "skipped", codes.DUPLICATE_NAME, f"{info.dist} registers {key!r} twice", fix)
+                return False
+            holder = None if taken is None else next(i for i in self.active() if i.name == taken.plugin)
+            if not self._claim((kind.name, key), kind.label, f"{kind.label} {key!r}", info, holder):
+                return False
             obj = None if target else item
             staged.append(Entry(key, obj, info.name, info.dist, target=target, kind=kind, info=info))
         for entry in staged:
             registry[entry.name] = entry
         info.contributes.setdefault(kind.name, []).extend(e.name for e in staged)
         return True
+
+    def _claim(self, slot: tuple[str, str], what: str, label: str, info: PluginInfo, holder: PluginInfo | None) -> bool:
+        """Whether `info` may have the name `slot` that `holder` (and maybe claimants of an earlier tie) has too.
+
+        One plugin outranking every other (see `outranks`) keeps it and the others are skipped; otherwise nobody
+        gets it: every claimant is skipped until the user disables all but one, so the outcome never depends on
+        the order plugins load in (which is alphabetical)."""
+        rivals = ([holder] if holder else []) + self._contested.get(slot, [])
+        if all(outranks(info, rival) for rival in rivals):
+            for rival in (r for r in rivals if r.status == "ok"):
+                self._lose(rival, info, what, label)
+            return True
+        if holder is not None and not self._contested.get(slot) and outranks(holder, info):
+            self._lose(info, holder, what, label)
+            return False
+        claimants = self._contested[slot] = [*rivals, info]
+        dists = " and ".join(c.dist for c in claimants)
+        message = f"{label} is registered by {dists}: none is first-party or required by the others; all skipped"
+        for claimant in (c for c in claimants if c.status == "ok"):
+            others = ",".join(c.name for c in claimants if c is not claimant)
+            fix = f"choose one: {DENY_VAR}={others} keeps {claimant.dist}'s; or rename the {what} in all but one"
+            self._refuse(claimant, "skipped", codes.DUPLICATE_NAME, message, fix)
+        return False
+
+    def _lose(self, lose: PluginInfo, keep: PluginInfo, what: str, label: str) -> None:
+        why = why_kept(keep, lose)
+        message = f"{label} is registered by {keep.dist} and {lose.dist}; {lose.name} was skipped ({why})"
+        fix = f"rename the {what} in {lose.dist}, or disable it: {DENY_VAR}={lose.name}"
+        self._refuse(lose, "skipped", codes.DUPLICATE_NAME, message, f"{fix} (to use {lose.dist}'s instead: "
+                     f"{DENY_VAR}={keep.name})")  # fmt: skip
 
     # ---- access ------------------------------------------------------------------------------------
     def registry(self, kind: Kind[T]) -> dict[str, Entry[T]]:
