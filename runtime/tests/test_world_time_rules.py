@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -125,7 +126,7 @@ def test_same_seed_same_firing_times_different_seed_different() -> None:
     first, again, other = firing_times(1), firing_times(1), firing_times(2)
     assert len(first) == 6 and first[0] == "2026-11-23T09:15:00+00:00"
     assert first == again and first != other
-    gaps = {b > a for a, b in zip(first, first[1:], strict=False)}
+    gaps = {b > a for a, b in pairwise(first)}
     assert gaps == {True}
 
 
@@ -230,9 +231,8 @@ def test_await_fired_moves_time_until_the_trigger_has_fired() -> None:
 def test_a_thousand_armed_triggers_still_fire_the_one_watching_the_call() -> None:
     w = world()
     for i in range(1000):
-        w.add_trigger(
-            {"id": f"t{i}", "kind": "tool_call", "when": {"tool": "get_time" if i % 2 else "add", "args": {"body": f"b{i}"}},
-             "actions": [{"call_tool": {"tool": "add", "args": {"body": f"hit{i}"}}}]}
-        )  # fmt: skip
+        when = {"tool": "get_time" if i % 2 else "add", "args": {"body": f"b{i}"}}
+        action = {"call_tool": {"tool": "add", "args": {"body": f"hit{i}"}}}
+        w.add_trigger({"id": f"t{i}", "kind": "tool_call", "when": when, "actions": [action]})
     w.call("add", {"body": "b998"}, role="agent")
     assert [t for t, a in w.triggers.items() if a.fired] == ["t998"]

@@ -210,7 +210,7 @@ class TimeTrigger(TriggerKind[TimeWhen]):
         dist = self.settings.every
         assert isinstance(dist, Distribution)
         limit = parse_time(self.settings.until, field="until") if self.settings.until else None
-        times = self.__dict__.setdefault("_random", [])
+        times: list[datetime] = self.__dict__.setdefault("_random", [])
         if not times:
             times.append(self._first(self.anchor or after))
         while times[-1] <= after:
