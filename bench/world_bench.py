@@ -115,7 +115,69 @@ def bench_week() -> None:
     )
 
 
+def _office(triggers: int, seed: int = 1) -> World:
+    """A helpdesk with `triggers` time triggers: random walk-ins, fixed reminders, deferred to Berlin hours."""
+    world = build_world("helpdesk", artifacts=["acme"], seed=seed)
+    world.clock.set("2026-11-23T00:00:00Z", mode="event")
+    hours = {"start": "09:00", "end": "17:00", "time_zone": "Europe/Berlin"}
+    for i in range(triggers):
+        every: object = {"dist": "exponential", "mean": "4h"} if i % 2 else "6h"
+        world.add_trigger(
+            {
+                "id": f"office-{i}",
+                "kind": "time",
+                "when": {"at": f"{i % 24:02d}:{i % 60:02d}", "every": every},
+                "working_hours": hours if i % 5 == 0 else None,
+                "actions": [{"call_tool": {"tool": "list_tickets", "args": {}}}],
+            }
+        )
+    return world
+
+
+def bench_office_week() -> None:
+    """Goal ≤ 50 ms: a simulated week of a 50-trigger office in event mode, against an office with none."""
+    empty, office = _office(0), _office(50)
+    started = time.perf_counter()
+    empty.run_until_idle(until="2026-11-30T00:00:00Z")
+    base = time.perf_counter() - started
+    started = time.perf_counter()
+    fired = office.run_until_idle(until="2026-11-30T00:00:00Z")
+    took = time.perf_counter() - started
+    print(
+        f"50-trigger office week (event mode): {fired} firings, {took * 1000:.1f} ms "
+        f"(goal ≤ 50 ms); the same week with no triggers {base * 1000:.2f} ms"
+    )
+
+
+def bench_armed_overhead() -> None:
+    """Goal ≤ 20 µs: what 1,000 armed triggers (500 watching other tools, 500 due later) add to a tool call."""
+    bare = build_world("helpdesk", artifacts=["acme"])
+    armed = build_world("helpdesk", artifacts=["acme"])
+    for world in (bare, armed):
+        world.clock.set("2026-11-24T09:00:00Z", mode="frozen")
+    for i in range(1000):
+        when = {"tool": "issue_refund"} if i % 2 else {"at": "2027-01-01T00:00:00Z", "every": 3600}
+        armed.add_trigger(
+            {
+                "id": f"armed-{i}",
+                "kind": "tool_call" if i % 2 else "time",
+                "when": when,
+                "actions": [{"call_tool": {"tool": "list_tickets", "args": {}}}],
+            }
+        )
+    args = {"ticket_id": "TCK-9001"}
+    without = best_and_median(lambda: bare.call("get_ticket", args), repeat=15, number=2000)
+    with_armed = best_and_median(lambda: armed.call("get_ticket", args), repeat=15, number=2000)
+    extra = (with_armed[1] - without[1]) * 1e6
+    print(
+        f"get_ticket with 1,000 armed triggers {with_armed[1] * 1e6:.1f} µs vs none {without[1] * 1e6:.1f} µs: "
+        f"trigger engine overhead {extra:.1f} µs per call (goal ≤ 20 µs); ratio {with_armed[1] / without[1]:.2f}x"
+    )
+
+
 if __name__ == "__main__":
     bench_fork()
     bench_call_overhead()
     bench_week()
+    bench_office_week()
+    bench_armed_overhead()

@@ -15,6 +15,7 @@ from agentenv.contracts import ToolCallEvent, TriggerKind, WorldView
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentenv_runtime.world.clock import parse_time
+from agentenv_runtime.world.schedule import Distribution, WorkingHours, duration_seconds, seeded_rng
 
 
 class _Strict(BaseModel):
@@ -23,9 +24,20 @@ class _Strict(BaseModel):
 
 
 class CallToolAction(_Strict):
+    model_config = ConfigDict(extra="forbid", defer_build=True, populate_by_name=True)
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
-    role: str = "system"
+    role: str = Field("system", alias="as", description="The role the call is made as (its tool set applies).")
+    verify: dict[str, Any] = Field(
+        default_factory=dict, description="Dotted path → predicate the result must meet, or the firing fails."
+    )
+
+
+class NlAction(_Strict):
+    """An instruction in natural language for an executor agent, who acts through the world's tools."""
+
+    text: str = Field(min_length=1, description="What the executor is asked to do ({{args.PATH}} filled in).")
+    executor: str = Field("executor", description="The executor (registered with the triggers) who does it.")
 
 
 class ToolAccessAction(_Strict):
@@ -48,11 +60,12 @@ class Action(_Strict):
     call_tool: CallToolAction | None = None
     set_tool_access: ToolAccessAction | None = None
     reply: ReplyAction | None = None
+    nl: NlAction | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Action:
-        if sum(x is not None for x in (self.call_tool, self.set_tool_access, self.reply)) != 1:
-            raise ValueError("an action has exactly one of call_tool, set_tool_access, reply")
+        if sum(x is not None for x in (self.call_tool, self.set_tool_access, self.reply, self.nl)) != 1:
+            raise ValueError("an action has exactly one of call_tool, set_tool_access, reply, nl")
         return self
 
 
@@ -63,6 +76,22 @@ class TriggerDef(_Strict):
     actions: list[Action]
     repeat: bool = False
     """Event kinds fire once unless `repeat`; time kinds repeat when their `when` says `every`."""
+    delay: float | str | None = None
+    """Run the actions this long (a duration) after the trigger fires; meanwhile it is `queued`."""
+    working_hours: WorkingHours | None = None
+    """Whoever acts works these hours: a firing outside them is `deferred` to the next opening."""
+    barrier: bool = False
+    """Hold the tool call that fired it until the actions are done (virtual time moves to when they run)."""
+
+    @model_validator(mode="after")
+    def _delay(self) -> TriggerDef:
+        if self.delay is not None and duration_seconds(self.delay, "delay") < 0:
+            raise ValueError("delay: a delay cannot be negative")
+        return self
+
+    @property
+    def delay_seconds(self) -> float:
+        return duration_seconds(self.delay, "delay") if self.delay is not None else 0.0
 
 
 # ---- predicates -----------------------------------------------------------------------------------
@@ -104,41 +133,98 @@ PREDICATE_OPS = frozenset(PREDICATE_OPS_IMPL)
 
 # ---- the built-in kinds -------------------------------------------------------------------------------
 class TimeWhen(_Strict):
+    model_config = ConfigDict(extra="forbid", defer_build=True, populate_by_name=True)
     at: str = Field(
         description="An ISO 8601 time, or `HH:MM[:SS]` for the next such time of day (UTC unless the clock's zone)."
     )
-    every: float | None = Field(None, gt=0, description="Repeat every N virtual seconds.")
-    times: int | None = Field(None, gt=0, description="Stop after this many firings.")
+    every: float | str | Distribution | None = Field(
+        None,
+        description="Repeat: a fixed gap (seconds, `2h`, `PT2H`) or a seeded distribution "
+        '(`{dist = "exponential", mean = "2h"}`, `uniform` with `min`/`max`, `normal` with `mean`/`sd`).',
+    )
+    times: int | None = Field(None, gt=0, alias="count", description="Stop after this many firings.")
+    until: str | None = Field(None, description="No firing after this ISO 8601 time.")
+    offset: float | str | None = Field(None, description="Shift every firing by this duration (the first too).")
 
     @model_validator(mode="after")
     def _parse(self) -> TimeWhen:
         if not re.fullmatch(r"\d{1,2}:\d{2}(:\d{2})?", self.at):
             parse_time(self.at, field="at")
+        if self.until is not None:
+            parse_time(self.until, field="until")
+        if isinstance(self.every, int | float | str) and duration_seconds(self.every, "every") <= 0:
+            raise ValueError("every: the gap must be more than zero")
+        if self.offset is not None:
+            duration_seconds(self.offset, "offset")
         return self
 
 
 class TimeTrigger(TriggerKind[TimeWhen]):
     name = "time"
-    description = "At a virtual time, once or repeating."
+    description = "At a virtual time, once or repeating (a fixed gap or a seeded random one), with count/until/offset."
     Settings = TimeWhen
+
+    seed: int = 0
+    key: str = ""
+    anchor: datetime | None = None
+    """Set by the world when it arms the trigger: the seed and id its draws use, and when it was armed (which
+    `HH:MM` a random schedule starts from, so the schedule does not move as time goes by)."""
+
+    def bind(self, seed: int, key: str, anchor: datetime) -> None:
+        self.seed, self.key, self.anchor = seed, key, anchor
+        self._random: list[datetime] = []
 
     def repeats(self) -> bool:
         return self.settings.every is not None
 
-    def next_due(self, after: datetime) -> datetime | None:
+    def _first(self, after: datetime) -> datetime:
         when = self.settings
         if re.fullmatch(r"\d{1,2}:\d{2}(:\d{2})?", when.at):
-            first = datetime.combine(after.date(), time.fromisoformat(when.at.zfill(5)), after.tzinfo)
-            if first <= after and when.every is None:
+            base = self.anchor if isinstance(when.every, Distribution) and self.anchor is not None else after
+            first = datetime.combine(base.date(), time.fromisoformat(when.at.zfill(5)), base.tzinfo)
+            if first <= base and when.every is None:
                 first += timedelta(days=1)
         else:
             first = parse_time(when.at, field="at")
+        return first + timedelta(seconds=duration_seconds(when.offset, "offset")) if when.offset else first
+
+    def next_due(self, after: datetime) -> datetime | None:
+        when = self.settings
+        due = self._random_due(after) if isinstance(when.every, Distribution) else self._fixed_due(after)
+        if due is not None and when.until is not None and due > parse_time(when.until, field="until"):
+            return None
+        return due
+
+    def _fixed_due(self, after: datetime) -> datetime | None:
+        first = self._first(after)
         if first > after:
             return first
-        if when.every is None:
+        if self.settings.every is None:
             return None
-        steps = int((after - first).total_seconds() // when.every) + 1
-        return first + timedelta(seconds=steps * when.every)
+        every = duration_seconds(self.settings.every, "every")
+        steps = int((after - first).total_seconds() // every) + 1
+        return first + timedelta(seconds=steps * every)
+
+    def _random_due(self, after: datetime) -> datetime | None:
+        """Firing n is at first + the sum of n seeded draws; the times are made once and kept."""
+        dist = self.settings.every
+        assert isinstance(dist, Distribution)
+        limit = parse_time(self.settings.until, field="until") if self.settings.until else None
+        times: list[datetime] = self.__dict__.setdefault("_random", [])
+        if not times:
+            times.append(self._first(self.anchor or after))
+        while times[-1] <= after:
+            if self.settings.times is not None and len(times) >= self.settings.times:
+                return None
+            if limit is not None and times[-1] > limit:
+                return None
+            gap = dist.draw(seeded_rng(self.seed, self.key, len(times)))
+            times.append(times[-1] + timedelta(seconds=gap))
+        low, high = 0, len(times) - 1
+        while low < high:  # the first kept time after `after`
+            mid = (low + high) // 2
+            low, high = (mid + 1, high) if times[mid] <= after else (low, mid)
+        return times[low]
 
 
 class ToolCallWhen(_Strict):
@@ -153,6 +239,10 @@ class ToolCallTrigger(TriggerKind[ToolCallWhen]):
     name = "tool_call"
     description = "A matching tool call by a watched role, with argument and result predicates."
     Settings = ToolCallWhen
+
+    def watched_tools(self) -> list[str]:
+        """The tools whose calls may fire it: the world asks it about those calls only."""
+        return [self.settings.tool] if isinstance(self.settings.tool, str) else list(self.settings.tool)
 
     def on_event(self, event: ToolCallEvent, world: WorldView) -> bool:
         when = self.settings

@@ -26,14 +26,18 @@ from agentenv_runtime.env.tool import CALL_CONTEXT, ToolContext, ToolSpec, argum
 from agentenv_runtime.world.arguments import DEFAULT_LIMITS, ArgumentLimits, argument_problem, safe_text, safe_value
 from agentenv_runtime.world.clock import END_OF_TIME, START_OF_TIME, ClockMode, VirtualClock, shifted
 from agentenv_runtime.world.rbac import DEFAULT_ROLE, Rbac
+from agentenv_runtime.world.schedule import WorkingHours, zone_named
 from agentenv_runtime.world.trajectory import Trajectory
-from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS, Action, TriggerDef
+from agentenv_runtime.world.trigger_index import Pending, TriggerIndex, event_from_state, event_state
+from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS, Action, TriggerDef, lookup, matches
 
 MAX_TRIGGER_DEPTH = 8
 SNAPSHOT_MAGIC = b"AEWORLD1"
 GET_TIME = "get_time"
 Responder = Callable[[str, Message, str], str]
 """(persona, message being answered, instruction) → reply text; set when a model is configured."""
+Executor = Callable[[str], str]
+"""An executor agent: given an `nl` action's instruction, it acts through the world's tools; returns its reply."""
 
 
 class WorldError(ValueError):
@@ -59,12 +63,17 @@ class _Armed:
 
     definition: TriggerDef
     kind: TriggerKind[Any]
+    anchor: datetime | None = None
     fired: int = 0
     next_at: datetime | None = None
     last_holds: bool = False
     enabled: bool = True
     last_error: dict[str, Any] | None = None
     """Why the last firing failed (an action's tool error, a reply that could not be sent, a trigger loop)."""
+    firing: bool = False
+    """Its actions are running now (an executor agent at work, a barrier holding a call)."""
+    waiting: str | None = None
+    """`queued` (a delay) or `deferred` (outside working hours) while a firing's actions wait their time."""
 
     @property
     def spent(self) -> bool:
@@ -73,11 +82,15 @@ class _Armed:
 
     @property
     def status(self) -> str:
-        """The reference protocol's trigger status: `armed` (waiting), `fired` (spent), `failed` (spent, and an
-        action of its last firing failed: `last_error` says why) or `cancelled` (disabled). Firing is synchronous
-        here, within the tool call or clock move that caused it, so `firing` and `queued` never show."""
+        """The reference protocol's trigger status: `armed` (waiting), `firing` (its actions are running),
+        `queued` (a delay) or `deferred` (outside working hours) before its actions run, `fired` (spent),
+        `failed` (spent, and an action of its last firing failed: `last_error` says why) or `cancelled`."""
         if not self.enabled:
             return "cancelled"
+        if self.firing:
+            return "firing"
+        if self.waiting is not None:
+            return self.waiting
         if not self.spent:
             return "armed"
         return "failed" if self.last_error is not None else "fired"
@@ -118,8 +131,13 @@ class World:
         self.rbac = Rbac(dict(roles or {}))
         self.trigger_kinds = dict(trigger_kinds or {k.name: k for k in BUILTIN_TRIGGER_KINDS})
         self.triggers: dict[str, _Armed] = {}
+        self.pending: list[Pending] = []
+        """Firings whose actions wait for their time (a delay, working hours), in the order they will run."""
+        self._index: TriggerIndex | None = None
         self.trajectory = Trajectory()
         self.responder: Responder | None = None
+        self.executors: dict[str, tuple[Executor, WorkingHours | None]] = {}
+        """Executor agents for `nl` actions, by name, with the hours they work (not state: wired by the task)."""
         self.on_tool_call: Callable[[dict[str, Any]], None] | None = None
         """Told of every recorded tool call (the `agentenv_tool_called` hook when a plugin implements it)."""
         self.argument_limits: ArgumentLimits = DEFAULT_LIMITS
@@ -198,8 +216,14 @@ class World:
             tools.append(
                 {
                     "name": GET_TIME,
-                    "description": "The current time in the world.",
-                    "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+                    "description": "The current time in the world, in its time zone or the one asked for.",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {
+                            "time_zone": {"type": "string", "description": "An IANA time zone, e.g. Europe/Berlin."}
+                        },
+                        "additionalProperties": False,
+                    },
                 }
             )
         return tools
@@ -271,22 +295,49 @@ class World:
         return outcome
 
     def _get_time(self, args: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
-        if args:
+        extra = [k for k in args if k != "time_zone"]
+        zone = args.get("time_zone")
+        if extra or (zone is not None and not isinstance(zone, str)):
+            fields = extra or ["time_zone"]
             return None, {
                 "code": "invalid_arguments",
-                "message": "get_time takes no arguments",
-                "errors": [{"field": k, "message": "Extra inputs are not permitted"} for k in args],
+                "message": "get_time takes only `time_zone` (an IANA name such as Europe/Berlin)",
+                "errors": [{"field": k, "message": "Extra inputs are not permitted"} for k in fields],
             }
         now = self.clock.now()
-        return {
-            "utc": now.isoformat(),
-            "timezone": self.clock.timezone,
-            "local": self.clock.local(now).isoformat(),
-        }, None
+        if zone is None:
+            return {
+                "utc": now.isoformat(),
+                "timezone": self.clock.timezone,
+                "local": self.clock.local(now).isoformat(),
+            }, None
+        try:
+            local = now.astimezone(zone_named(zone))
+        except ValueError as exc:
+            return None, {
+                "code": "invalid_arguments",
+                "message": str(exc),
+                "errors": [{"field": "time_zone", "message": str(exc)}],
+            }
+        except OverflowError:
+            local = now
+        return {"utc": now.isoformat(), "timezone": zone, "local": local.isoformat()}, None
 
     @property
     def _watch_messages(self) -> bool:
-        return any(a.definition.kind in ("persona", "tool_call") for a in self.triggers.values())
+        return self.index.watch_messages
+
+    @property
+    def index(self) -> TriggerIndex:
+        """What the hot path reads: triggers by the tool they watch, and the earliest due time. Rebuilt after
+        any change to the triggers or their schedule, so a tool call costs dictionary lookups however many
+        triggers are armed."""
+        if self._index is None:
+            self._index = TriggerIndex(self.triggers, self.pending)
+        return self._index
+
+    def _changed(self) -> None:
+        self._index = None
 
     # ---- triggers ----------------------------------------------------------------------------------
     def add_trigger(self, definition: TriggerDef | dict[str, Any]) -> None:
@@ -313,11 +364,19 @@ class World:
             if action.set_tool_access and (problem := self.rbac.unknown(action.set_tool_access.role)):
                 raise WorldError(f"trigger {trigger.id}: actions.set_tool_access.role: {problem}")
         armed = _Armed(trigger, kind_cls(settings))
+        self._bind(armed, self.clock.now())
         if getattr(kind_cls, "edge", False):
             holds = getattr(armed.kind, "holds", None)
             armed.last_holds = bool(holds(self)) if holds else False
         self.triggers[trigger.id] = armed
         self._schedule(armed, shifted(self.clock.now(), -1e-6))
+
+    def _bind(self, armed: _Armed, anchor: datetime) -> None:
+        """Give a kind that draws random times its seed, key and arming time (kept in every snapshot)."""
+        armed.anchor = anchor
+        bind = getattr(armed.kind, "bind", None)
+        if bind is not None:
+            bind(self.seed, armed.definition.id, anchor)
 
     def set_clock(
         self,
@@ -350,9 +409,12 @@ class World:
         self.trajectory.record("access", self.clock.now().isoformat(), role=role, enable=enable, disable=disable, by=by)
 
     def remove_trigger(self, trigger_id: str) -> bool:
+        self._changed()
+        self.pending = [p for p in self.pending if p.trigger != trigger_id]
         return self.triggers.pop(trigger_id, None) is not None
 
     def _schedule(self, armed: _Armed, after: datetime) -> None:
+        self._changed()
         try:
             armed.next_at = armed.kind.next_due(after) if self.clock.armed and not armed.spent else None
         except OverflowError:  # the next firing would be past the end of representable time: never
@@ -361,23 +423,30 @@ class World:
         if times is not None and armed.fired >= times:
             armed.next_at = None
 
-    def _next_due(self) -> _Armed | None:
-        due = [a for a in self.triggers.values() if a.enabled and a.next_at is not None]
-        return min(due, key=lambda a: (a.next_at, a.definition.id)) if due else None
+    def _next_due(self) -> _Armed | Pending | None:
+        """The next thing on the timeline: a time trigger or a waiting firing (these first at a tie)."""
+        return self.index.next_due()
 
     def _fire_due(self, until: datetime | None = None) -> int:
-        """Fire time triggers due by `until` (default: now), in time order, each at its own virtual time."""
-        if not self.clock.armed or not self.triggers:
+        """Fire time triggers and run waiting actions due by `until` (default: now), in time order, each at its
+        own virtual time."""
+        if not self.clock.armed or (not self.triggers and not self.pending):
             return 0
         limit = until or self.clock.now()
+        earliest = self.index.earliest
+        if earliest is None or earliest > limit:
+            return 0
         fired = 0
-        while (armed := self._next_due()) is not None and armed.next_at is not None and armed.next_at <= limit:
-            due = armed.next_at
+        while (item := self._next_due()) is not None and _due_of(item) <= limit:
+            due = _due_of(item)
             if self.clock.mode != "scaled":
                 self.clock.advance_to(due)
-            self._fire(armed, None, 0, at=due)
-            self._schedule(armed, due)
-            fired += 1
+            if isinstance(item, Pending):
+                self._run_pending(item)
+            else:
+                self._fire(item, None, 0, at=due)
+                self._schedule(item, due)
+                fired += 1
         return fired
 
     def advance(self, seconds: float) -> int:
@@ -403,16 +472,36 @@ class World:
 
         limit = parse_time(until, field="until") if until is not None else None
         fired = 0
-        while fired < max_events and (armed := self._next_due()) is not None and armed.next_at is not None:
-            if limit is not None and armed.next_at > limit:
+        steps = 0
+        while fired < max_events and steps < max_events and (item := self._next_due()) is not None:
+            if limit is not None and _due_of(item) > limit:
                 break
-            fired += self._fire_due(armed.next_at)
+            fired += self._fire_due(_due_of(item))
+            steps += 1
         if limit is not None and limit > self.clock.now():
             self.clock.advance_to(limit)
         return fired
 
+    def await_fired(self, trigger_ids: Iterable[str], within: float) -> list[str]:
+        """Move virtual time on, event by event, until each trigger has fired and its actions are done (at most
+        `within` seconds); the ids that had not by then (empty: all did)."""
+        ids = list(trigger_ids)
+        unknown = [t for t in ids if t not in self.triggers]
+        if unknown:
+            raise WorldError(
+                f"no trigger {', '.join(map(repr, unknown))} (registered: {', '.join(self.triggers) or 'none'})"
+            )
+        limit = shifted(self.clock.now(), within)
+
+        def waiting() -> list[str]:
+            return [t for t in ids if self.triggers[t].fired == 0 or self.triggers[t].waiting is not None]
+
+        while waiting() and (item := self._next_due()) is not None and _due_of(item) <= limit:
+            self._fire_due(_due_of(item))
+        return waiting()
+
     def _react(self, event: ToolCallEvent, depth: int) -> None:
-        for armed in list(self.triggers.values()):
+        for armed in self.index.candidates(event.tool):
             if not armed.enabled or armed.next_at is not None:
                 continue
             if armed.spent:
@@ -435,15 +524,59 @@ class World:
                 "trigger", when, trigger=trigger_id, trigger_kind=armed.definition.kind, error=armed.last_error
             )
             return
+        run_at, waiting = self._when_actions_run(armed, at or self.clock.now())
+        extra = {"waits_until": run_at.isoformat(), "status": waiting} if waiting else {}
         self.trajectory.record(
             "trigger",
             when,
             trigger=trigger_id,
             trigger_kind=armed.definition.kind,
             cause=event.tool if event else None,
+            **extra,
         )
-        for action in armed.definition.actions:
-            self._run_action(action, armed, event, depth)
+        if waiting is None:
+            self._run_actions(armed, event, depth)
+            return
+        self.pending.append(Pending(run_at, trigger_id, event_state(event), depth, len(self.pending)))
+        armed.waiting = waiting
+        self._changed()
+        if armed.definition.barrier and event is not None:  # hold the provoking call: time moves to the actions
+            self._fire_due(run_at)
+            self.clock.advance_to(run_at)
+
+    def _when_actions_run(self, armed: _Armed, fired_at: datetime) -> tuple[datetime, str | None]:
+        """When a firing's actions run and why they wait (`queued` for a delay, `deferred` for working hours)."""
+        definition = armed.definition
+        run_at = shifted(fired_at, definition.delay_seconds) if definition.delay is not None else fired_at
+        waiting = "queued" if run_at > fired_at else None
+        hours = definition.working_hours or next(
+            (self.executors[a.nl.executor][1] for a in definition.actions if a.nl and a.nl.executor in self.executors),
+            None,
+        )
+        if hours is not None:
+            opens = hours.next_open(run_at)
+            if opens > run_at:
+                run_at, waiting = opens, "deferred"
+        return run_at, waiting
+
+    def _run_pending(self, item: Pending) -> None:
+        self.pending.remove(item)
+        self._changed()
+        armed = self.triggers.get(item.trigger)
+        if armed is None:
+            return
+        if not any(p.trigger == item.trigger for p in self.pending):
+            armed.waiting = None
+        self.trajectory.record("trigger_run", self.clock.now().isoformat(), trigger=item.trigger)
+        self._run_actions(armed, event_from_state(item.event), item.depth)
+
+    def _run_actions(self, armed: _Armed, event: ToolCallEvent | None, depth: int) -> None:
+        armed.firing = True
+        try:
+            for action in armed.definition.actions:
+                self._run_action(action, armed, event, depth)
+        finally:
+            armed.firing = False
 
     def _run_action(self, action: Action, armed: _Armed, event: ToolCallEvent | None, depth: int) -> None:
         trigger_id = armed.definition.id
@@ -452,6 +585,17 @@ class World:
             outcome = self._call(call.tool, dict(call.args), call.role, trigger_id, depth)
             if outcome.error is not None and armed.last_error is None:
                 armed.last_error = {"tool": call.tool, **outcome.error}
+            elif outcome.error is None and armed.last_error is None:
+                failed = [p for p, v in call.verify.items() if not matches(lookup(outcome.result, p), v)]
+                if failed:
+                    armed.last_error = {
+                        "tool": call.tool,
+                        "code": "verify_failed",
+                        "message": f"{call.tool} as {call.role!r}: result {failed[0]!r} does not meet "
+                        f"{call.verify[failed[0]]!r} (got {lookup(outcome.result, failed[0])!r})",
+                    }
+        elif action.nl is not None:
+            self._run_nl(action, armed, event)
         elif action.set_tool_access is not None:
             change = action.set_tool_access
             self.set_tool_access(change.role, enable=change.enable, disable=change.disable, by=trigger_id)
@@ -496,6 +640,26 @@ class World:
             error=error,
         )
 
+    def _run_nl(self, action: Action, armed: _Armed, event: ToolCallEvent | None) -> None:
+        """Hand the instruction to the executor agent; it acts through the tools as its own role."""
+        assert action.nl is not None
+        name, now = action.nl.executor, self.clock.now().isoformat()
+        text = fill_event(action.nl.text, event)
+        if name not in self.executors:
+            known = ", ".join(self.executors) or "none"
+            failure = {"code": "no_executor", "message": f"no executor {name!r} for the nl action (executors: {known})"}
+            armed.last_error = armed.last_error or failure
+            self.trajectory.record("nl", now, trigger=armed.definition.id, executor=name, error=failure)
+            return
+        try:
+            reply = self.executors[name][0](text)
+        except Exception as exc:  # an executor agent that fails must not break the agent's tool call
+            failure = {"code": "executor_failed", "message": f"{name}: {type(exc).__name__}: {exc}"}
+            armed.last_error = armed.last_error or failure
+            self.trajectory.record("nl", now, trigger=armed.definition.id, executor=name, text=text, error=failure)
+            return
+        self.trajectory.record("nl", now, trigger=armed.definition.id, executor=name, text=text, reply=reply)
+
     # ---- state -------------------------------------------------------------------------------------
     def _rules_state(self) -> dict[str, Any]:
         return {
@@ -509,9 +673,12 @@ class World:
                     "enabled": a.enabled,
                     "last_error": a.last_error,
                     "next_at": a.next_at.isoformat() if a.next_at else None,
+                    **({"waiting": a.waiting} if a.waiting else {}),
+                    **({"anchor": a.anchor.isoformat()} if a.anchor else {}),
                 }
                 for a in self.triggers.values()
             ],
+            **({"pending": [p.state() for p in self.pending]} if self.pending else {}),
         }
 
     def checkpoint(self) -> WorldCheckpoint:
@@ -572,7 +739,12 @@ class World:
             )
             armed.last_error = saved.get("last_error")  # absent in snapshots made before it was kept
             armed.next_at = datetime.fromisoformat(saved["next_at"]) if saved["next_at"] else None
+            armed.waiting = saved.get("waiting")
+            if saved.get("anchor"):
+                self._bind(armed, datetime.fromisoformat(saved["anchor"]))
             self.triggers[definition.id] = armed
+        self.pending = [Pending.from_state(p) for p in rules.get("pending", [])]
+        self._changed()
 
     def fork(self) -> World:
         """An independent world in the same state; envs fork by memory copy, rules by value."""
@@ -585,6 +757,7 @@ class World:
         )
         clone._load_rules(self._rules_state())
         clone.responder, clone.on_tool_call = self.responder, self.on_tool_call
+        clone.executors = dict(self.executors)
         clone.trajectory = self.trajectory.copy()
         return clone
 
@@ -603,6 +776,8 @@ class World:
         for env in self.envs.values():
             env.reset()
         self.triggers.clear()
+        self.pending = []
+        self._changed()
         self.trajectory = Trajectory()
 
     def export(self) -> dict[str, Any]:
@@ -626,6 +801,28 @@ class World:
             for env, point in reversed(done):
                 env.back_to(point)
             raise
+
+
+def _due_of(item: _Armed | Pending) -> datetime:
+    due = item.due if isinstance(item, Pending) else item.next_at
+    assert due is not None
+    return due
+
+
+def fill_event(text: str, event: ToolCallEvent | None) -> str:
+    """`{{args.PATH}}`, `{{result.PATH}}`, `{{tool}}` and `{{role}}` from the call that fired the trigger."""
+    if event is None or "{{" not in text:
+        return text
+    import re
+
+    values = {"args": event.args, "result": event.result, "tool": event.tool, "role": event.role}
+
+    def value(match: re.Match[str]) -> str:
+        root, _, path = match[1].partition(".")
+        found = values.get(root)
+        return str(lookup(found, path) if path else found)
+
+    return re.sub(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}", value, text)
 
 
 def unknown_tool_message(tool: str, world: World) -> str:

@@ -1,0 +1,102 @@
+"""What the world's hot path reads about its triggers, built once per change instead of once per tool call.
+
+A tool call used to ask every armed trigger whether it cares; with a thousand armed that is most of the call.
+The index keeps event triggers by the tool they watch (kinds that say so with `watched_tools()`; any other
+kind is asked about every call) and the earliest time anything is due, so a call that concerns no trigger
+costs two dictionary lookups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from agentenv.contracts import Message, ToolCallEvent
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from agentenv_runtime.world.world import _Armed
+
+MESSAGE_KINDS = frozenset({"persona", "tool_call"})
+
+
+@dataclass
+class Pending:
+    """A firing whose actions wait for their time: a delay (`queued`) or working hours (`deferred`)."""
+
+    due: datetime
+    trigger: str
+    event: dict[str, Any] | None
+    depth: int
+    order: int
+
+    def state(self) -> dict[str, Any]:
+        return {"due": self.due.isoformat(), "trigger": self.trigger, "event": self.event, "depth": self.depth,
+                "order": self.order}  # fmt: skip
+
+    @classmethod
+    def from_state(cls, saved: dict[str, Any]) -> Pending:
+        return cls(
+            datetime.fromisoformat(saved["due"]), saved["trigger"], saved["event"], saved["depth"], saved["order"]
+        )
+
+
+def event_state(event: ToolCallEvent | None) -> dict[str, Any] | None:
+    """The event that fired a trigger, as JSON-able data (a waiting firing is part of every snapshot)."""
+    return asdict(event) if event is not None else None
+
+
+def event_from_state(saved: dict[str, Any] | None) -> ToolCallEvent | None:
+    if saved is None:
+        return None
+    message = saved.get("message")
+    if message is not None:
+        message = Message(**{**message, "recipients": tuple(message["recipients"])})
+    return ToolCallEvent(**{**saved, "message": message})
+
+
+class TriggerIndex:
+    def __init__(self, triggers: Mapping[str, _Armed], pending: list[Pending]) -> None:
+        self.by_tool: dict[str, list[_Armed]] = {}
+        self.every_call: list[_Armed] = []
+        order: dict[str, int] = {}
+        for position, (trigger_id, armed) in enumerate(triggers.items()):
+            order[trigger_id] = position
+            if armed.next_at is not None:  # scheduled by time, never by an event
+                continue
+            watched = getattr(armed.kind, "watched_tools", None)
+            tools = watched() if watched is not None else None
+            if tools is None:
+                self.every_call.append(armed)
+            else:
+                for tool in tools:
+                    self.by_tool.setdefault(tool, []).append(armed)
+        self._order = order
+        self._merged: dict[str, list[_Armed]] = {}
+        self.watch_messages = any(a.definition.kind in MESSAGE_KINDS for a in triggers.values())
+        timed = [a for a in triggers.values() if a.enabled and a.next_at is not None]
+        self._timed = min(timed, key=lambda a: (a.next_at, a.definition.id)) if timed else None
+        self._pending = min(pending, key=lambda p: (p.due, p.order)) if pending else None
+        dues = [d for d in (self._timed.next_at if self._timed else None, self._pending and self._pending.due) if d]
+        self.earliest: datetime | None = min(dues) if dues else None
+
+    def candidates(self, tool: str) -> list[_Armed]:
+        """The triggers a call of `tool` may fire, in the order they were registered."""
+        if tool not in self.by_tool:
+            return self.every_call
+        merged = self._merged.get(tool)
+        if merged is None:
+            merged = sorted([*self.by_tool[tool], *self.every_call], key=lambda a: self._order[a.definition.id])
+            self._merged[tool] = merged
+        return merged
+
+    def next_due(self) -> _Armed | Pending | None:
+        """The next thing on the timeline; a waiting firing goes before a time trigger due at the same instant."""
+        timed, pending = self._timed, self._pending
+        if pending is None:
+            return timed
+        if timed is None or timed.next_at is None or pending.due <= timed.next_at:
+            return pending
+        return timed
