@@ -1,4 +1,5 @@
-"""`agentenv bundle export`: a self-contained bundle to run on another install; `bundle schema`: its files' JSON Schemas."""
+"""`agentenv bundle export`: a self-contained bundle to run on another install; `bundle schema`: the JSON
+Schemas of its `bundle.toml` and eval files."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from agentenv_runtime.engine.task import TaskError
 from agentenv_runtime.export import export_bundle
 from agentenv_runtime.sources import find_any_bundle
 
-app = typer.Typer(help="Bundle tools: export a self-contained copy; the JSON Schema of bundle.toml and evals.", no_args_is_help=True, add_completion=False)
+HELP = "Bundle tools: export a self-contained copy; the schema of bundle.toml and evals."
+app = typer.Typer(help=HELP, no_args_is_help=True, add_completion=False)
 
 
 @app.callback()
@@ -52,7 +54,7 @@ def schema(
 
     models = {"bundle": BundleManifest, "eval": EvalFile}
     if of not in models:
-        fail(f"bundle schema: {of!r} is not a bundle file kind; give `bundle` (bundle.toml) or `eval` (evals/NAME.toml)")
+        fail(f"bundle schema: {of!r} is not a bundle file; give `bundle` (bundle.toml) or `eval` (evals/NAME.toml)")
     found = models[of].model_json_schema()
     found["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     text = json.dumps(found, indent=2)

@@ -117,9 +117,7 @@ def find_bundle(target: str, host: PluginHost) -> Bundle:
     if target in installed:
         return read_bundle(Path(installed[target].obj.path))
     known = ", ".join(sorted(installed)) or "none installed"
-    raise TaskError(
-        f"no bundle {target!r}: not a folder with bundle.toml or tasks/, nor an installed bundle ({known})"
-    )
+    raise TaskError(f"no bundle {target!r}: not a folder with bundle.toml or tasks/, nor an installed bundle ({known})")
 
 
 def bundle_of_task_file(path: Path, host: PluginHost) -> Bundle | None:
