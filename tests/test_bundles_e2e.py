@@ -109,6 +109,9 @@ def test_the_shipped_seeded_orders_eval(cli, tmp_path: Path) -> None:  # type: i
     (aggregate,) = result["aggregate"]
     assert aggregate["task"] == "order-status" and aggregate["runs"] == 4 and aggregate["pass_rate"] == 1.0
 
+    code, result, stderr = cli("run", "support-refund", "--task", "order-status", "--json")  # the defaults
+    assert code == 0 and result["tasks"][0]["passed"] is True, stderr
+
     # the row's `status` is the expected answer: a row that expects the wrong one fails that run only
     wrong = tmp_path / "wrong.csv"
     wrong.write_text("customer,email,order,status\nMarcus Webb,marcus.webb@example.com,ORD-5000,cancelled\n")

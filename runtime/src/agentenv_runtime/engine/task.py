@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from agentenv_runtime.world.arguments import ArgumentLimits, argument_problem
 
@@ -57,6 +57,11 @@ class TaskFile(BaseModel):
     seed: int | None = None
     pass_threshold: float = Field(1.0, ge=0, le=1, description="Score needed to pass (graded tasks).")
     pins: Pins = Field(default_factory=Pins)
+    placeholders: dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], Any] = Field(
+        default_factory=dict,
+        description="Defaults of the steps' `{{ name }}` placeholders, for runs without a seeds row (a row's "
+        "columns win).",
+    )
     steps: list[StepDecl] = Field(min_length=1)
     path: Path = Field(Path("<memory>"), exclude=True)
 
