@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentenv_runtime.engine.task import StepDecl, TaskError, TaskFile
+from agentenv_runtime.engine.task import PLACEHOLDER_NAME, StepDecl, TaskError, TaskFile
 
 RESERVED = ("seed", "task")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
@@ -52,7 +51,7 @@ def read_seeds(path: Path) -> list[SeedRow]:
         raise TaskError(f"{path}: the file is empty; fix: a header row (e.g. `seed,customer`) and one row per run")
     names = [cell.strip() for cell in header]
     for column, name in enumerate(names, start=1):
-        if not _NAME.fullmatch(name):
+        if not PLACEHOLDER_NAME.fullmatch(name):
             raise TaskError(
                 f"{path}: line 1, column {column}: {name!r} is not a placeholder name; fix: use letters, digits "
                 "and _ (starting with a letter), as in {{ name }}"
