@@ -5,9 +5,9 @@ The header names the columns. `seed` (optional) is the row's seed (else the base
 string field of a task's steps is replaced by the row's value. A field that is exactly one placeholder takes
 the value as JSON when it reads as JSON (`89.99`, `true`), else as text, so numbers stay numbers.
 
-A task's `[placeholders]` table gives defaults: a run without a seeds row fills them all (`with_defaults`), and
-a row's columns win over them. Placeholders neither names are left alone (an agent policy's own `{{ saved.x }}` templates keep
-working); a column that no selected task uses is refused, since it is most likely a typo. Errors name the
+A task's `[placeholders]` table gives defaults: a run without a seeds row fills them all (`with_defaults`),
+and a row's columns win over them. Placeholders neither names are left alone (an agent policy's own
+`{{ saved.x }}` templates keep working); a column that no selected task uses is refused, since it is most likely a typo. Errors name the
 file, the row (its line), the field and the fix.
 """
 
