@@ -7,8 +7,8 @@ the value as JSON when it reads as JSON (`89.99`, `true`), else as text, so numb
 
 A task's `[placeholders]` table gives defaults: a run without a seeds row fills them all (`with_defaults`),
 and a row's columns win over them. Placeholders neither names are left alone (an agent policy's own
-`{{ saved.x }}` templates keep working); a column that no selected task uses is refused, since it is most likely a typo. Errors name the
-file, the row (its line), the field and the fix.
+`{{ saved.x }}` templates keep working); a column that no selected task uses is refused, since it is most
+likely a typo. Errors name the file, the row (its line), the field and the fix.
 """
 
 from __future__ import annotations
