@@ -49,10 +49,12 @@ def schema(
     import json
     import sys
 
+    from pydantic import BaseModel
+
     from agentenv_runtime.engine.bundle import BundleManifest
     from agentenv_runtime.engine.evals import EvalFile
 
-    models = {"bundle": BundleManifest, "eval": EvalFile}
+    models: dict[str, type[BaseModel]] = {"bundle": BundleManifest, "eval": EvalFile}
     if of not in models:
         fail(f"bundle schema: {of!r} is not a bundle file; give `bundle` (bundle.toml) or `eval` (evals/NAME.toml)")
     found = models[of].model_json_schema()
