@@ -97,3 +97,23 @@ def test_the_shipped_smoke_eval(cli) -> None:  # type: ignore[no-untyped-def]
     assert result["eval"] == "smoke" and [t["seed"] for t in result["tasks"]] == [7, 8, 9]
     (aggregate,) = result["aggregate"]
     assert aggregate["task"] == "resolve-refund" and aggregate["runs"] == 3 and aggregate["pass_rate"] == 1.0
+
+
+def test_the_shipped_seeded_orders_eval(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    code, result, stderr = cli("run", "support-refund", "--eval", "orders", "--json")
+    assert code == 0, stderr
+    assert result["eval"] == "orders" and result["seeds"].endswith("evals/orders.csv")
+    rows = [t["row"] for t in result["tasks"]]
+    assert [r["order"] for r in rows] == ["ORD-5000", "ORD-4991", "ORD-4997", "ORD-4998"]
+    assert len({t["trajectory_digest"] for t in result["tasks"]}) == 4  # each row is its own run
+    (aggregate,) = result["aggregate"]
+    assert aggregate["task"] == "order-status" and aggregate["runs"] == 4 and aggregate["pass_rate"] == 1.0
+
+    code, result, stderr = cli("run", "support-refund", "--task", "order-status", "--json")  # the defaults
+    assert code == 0 and result["tasks"][0]["passed"] is True, stderr
+
+    # the row's `status` is the expected answer: a row that expects the wrong one fails that run only
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("customer,email,order,status\nMarcus Webb,marcus.webb@example.com,ORD-5000,cancelled\n")
+    code, result, _ = cli("run", "support-refund", "--task", "order-status", "--seeds", str(wrong), "--json")
+    assert code == 1 and result["tasks"][0]["passed"] is False and result["tasks"][0]["score"] == pytest.approx(1 / 3)

@@ -197,3 +197,42 @@ def test_run_help_lists_every_option(agentenv: Agentenv) -> None:
     for option in ("--task", "--agent", "--model", "--sandbox", "--seed", "-k", "--workers", "--dry-run", "--keep"):
         assert option in result.stdout
     assert "--resume" in result.stdout and "--json" in result.stdout
+
+
+def test_bundle_schema_describes_bundle_toml_and_eval_files(cli: Path, agentenv: Agentenv) -> None:
+    import tomllib
+
+    manifest = json.loads(agentenv("bundle", "schema").stdout)
+    evals = json.loads(agentenv("bundle", "schema", "eval").stdout)
+    for schema in (manifest, evals):
+        jsonschema.Draft202012Validator.check_schema(schema)
+    assert manifest["title"] == "agentenv bundle.toml" and evals["title"] == "agentenv eval"
+    assert set(evals["properties"]) == {"description", "tasks", "k", "concurrency", "seed", "seeds", "overrides"}
+
+    shipped = tomllib.loads((Path(__file__).parent / "fixtures" / "registry-bundle" / "bundle.toml").read_text())
+    assert list(jsonschema.Draft202012Validator(manifest).iter_errors(shipped)) == []
+    assert list(jsonschema.Draft202012Validator(manifest).iter_errors({"tasks": "hello"}))
+    check = jsonschema.Draft202012Validator(evals)
+    assert list(check.iter_errors({"tasks": ["a"], "k": 3, "overrides": {"a": {"agent": "careful"}}})) == []
+    for bad in ({"tasks": []}, {"tasks": ["a"], "k": 0}, {"tasks": ["a"], "overrides": {"a": {"colour": 1}}}):
+        assert list(check.iter_errors(bad)), bad
+
+    out = cli / "eval.schema.json"
+    assert agentenv("bundle", "schema", "eval", "-o", str(out)).returncode == 0 and json.loads(out.read_text()) == evals
+    wrong = agentenv("bundle", "schema", "tasks")
+    assert wrong.returncode == 1 and "give `bundle` (bundle.toml) or `eval` (evals/NAME.toml)" in wrong.stderr
+
+
+def test_bundle_toml_mistakes_name_the_field(tmp_path: Path) -> None:
+    from agentenv_runtime import TaskError
+    from agentenv_runtime.engine.bundle import read_bundle
+
+    (tmp_path / "bundle.toml").write_text('name = 5\ntasks = ["a", 1]\n[splits]\ntrain = "a"\n')
+    with pytest.raises(TaskError) as err:
+        read_bundle(tmp_path)
+    lines = str(err.value).splitlines()
+    assert lines == [
+        f"{tmp_path / 'bundle.toml'}: field `name` must be text, the bundle's name",
+        f'{tmp_path / "bundle.toml"}: field `tasks` must be a list of task names, e.g. tasks = ["resolve-refund"]',
+        f'{tmp_path / "bundle.toml"}: field `splits` must be a table of name = list of task names, e.g. train = ["0"]',
+    ]

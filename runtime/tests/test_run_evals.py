@@ -209,3 +209,31 @@ def test_fill_keeps_types_and_leaves_other_templates_alone() -> None:
         "d": [True, 3],
         "e": "plain words",
     }
+
+
+def test_placeholder_defaults_fill_a_plain_run_and_a_row_wins_over_them(
+    bundle: Path, agentenv: Agentenv, tmp_path: Path
+) -> None:
+    task = SCORED.format(name="batch", label="customer {{ customer }}", score='"{{ score }}"')
+    with_defaults = task.replace("[[steps]]", '[placeholders]\ncustomer = "dana"\nscore = 0.9\n\n[[steps]]', 1)
+    (bundle / "tasks" / "batch.toml").write_text(with_defaults)
+    plain = agentenv("run", str(bundle), "--task", "batch", "--json")
+    assert plain.returncode == 0, plain
+    (run,) = plain.json()["tasks"]
+    assert run["score"] == 0.9  # the number 0.9, not the text "{{ score }}"
+    trajectory = agentenv("runs", "trajectory", run["run_id"], "--json").json()
+    assert [e["args"]["label"] for e in trajectory if e["kind"] == "tool_call"] == ["customer dana"]
+
+    seeds = write(tmp_path / "rows.csv", "customer\nbo\n")  # `score` is not a column: its default fills it
+    done = agentenv("run", str(bundle), "--task", "batch", "--seeds", seeds, "--json")
+    assert done.returncode == 0, done
+    (row,) = done.json()["tasks"]
+    trajectory = agentenv("runs", "trajectory", row["run_id"], "--json").json()
+    assert row["score"] == 0.9
+    assert [e["args"]["label"] for e in trajectory if e["kind"] == "tool_call"] == ["customer bo"]
+
+    (bundle / "tasks" / "batch.toml").write_text(
+        task.replace("[[steps]]", '[placeholders]\n"not a name" = 1\n\n[[steps]]', 1)
+    )
+    bad = agentenv("run", str(bundle), "--task", "batch")
+    assert bad.returncode == 2 and "placeholders" in bad.stderr and "not a name" in bad.stderr, bad

@@ -36,7 +36,11 @@ def agentenv_register_cli_commands() -> list[CliCommand]:
         CliCommand("steps", "List installed step types; show one's fields.", f"{_CLI}.steps_cmd:app"),
         CliCommand("sandbox", "List sandboxes that runs started; prune leftovers.", f"{_CLI}.sandbox_cmd:app"),
         CliCommand("task", "Task file tools (the JSON Schema for editors).", f"{_CLI}.task_cmd:app"),
-        CliCommand("bundle", "Bundle tools: export a self-contained copy.", f"{_CLI}.bundle_cmd:app"),
+        CliCommand(
+            "bundle",
+            "Bundle tools: export a self-contained copy; the schema of bundle.toml and evals.",
+            f"{_CLI}.bundle_cmd:app",
+        ),
         CliCommand(
             "registry", "Push, pull and list bundles, tasks, artifacts, agents, envs.", f"{_CLI}.registry_cmd:app"
         ),

@@ -1,4 +1,5 @@
-"""`agentenv bundle export`: a self-contained bundle to run on another install."""
+"""`agentenv bundle export`: a self-contained bundle to run on another install; `bundle schema`: the JSON
+Schemas of its `bundle.toml` and eval files."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from agentenv_runtime.engine.task import TaskError
 from agentenv_runtime.export import export_bundle
 from agentenv_runtime.sources import find_any_bundle
 
-app = typer.Typer(help="Bundle tools: export a self-contained copy.", no_args_is_help=True, add_completion=False)
+HELP = "Bundle tools: export a self-contained copy; the schema of bundle.toml and evals."
+app = typer.Typer(help=HELP, no_args_is_help=True, add_completion=False)
 
 
 @app.callback()
@@ -36,3 +38,30 @@ def export(
         print_json(summary)
         return
     print(f"exported {summary['bundle']} → {summary['out']} ({len(summary['artifacts'])} artifacts pinned)")
+
+
+@app.command("schema")
+def schema(
+    of: Annotated[str, typer.Argument(help="bundle (bundle.toml) or eval (evals/NAME.toml).")] = "bundle",
+    output: Annotated[Path | None, typer.Option("-o", help="Write to this file.")] = None,
+) -> None:
+    """The JSON Schema of `bundle.toml` or of an eval file, for editors (`agentenv task schema`: task files)."""
+    import json
+    import sys
+
+    from pydantic import BaseModel
+
+    from agentenv_runtime.engine.bundle import BundleManifest
+    from agentenv_runtime.engine.evals import EvalFile
+
+    models: dict[str, type[BaseModel]] = {"bundle": BundleManifest, "eval": EvalFile}
+    if of not in models:
+        fail(f"bundle schema: {of!r} is not a bundle file; give `bundle` (bundle.toml) or `eval` (evals/NAME.toml)")
+    found = models[of].model_json_schema()
+    found["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    text = json.dumps(found, indent=2)
+    if output:
+        output.write_text(text + "\n")
+        print(f"wrote {output}", file=sys.stderr)
+    else:
+        print(text)

@@ -10,14 +10,32 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentenv import PluginHost
 from agentenv.contracts import kinds
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentenv_runtime.engine.ranges import unmet_ranges
 from agentenv_runtime.engine.task import TaskError
 
 TASK_SUFFIXES = (".toml", ".json")
+
+
+class BundleManifest(BaseModel):
+    """`bundle.toml`: what `agentenv bundle schema` prints and `read_bundle` checks (other keys are kept for tools)."""
+
+    model_config = ConfigDict(extra="allow", strict=True, title="agentenv bundle.toml")
+
+    name: str | None = Field(None, description="The bundle's name (default: its folder's).")
+    description: str = Field("", description="One line on what the bundle's tasks are about.")
+    tasks: list[str] = Field(default_factory=list, description="Tasks `agentenv run BUNDLE` runs (default: all).")
+    requires: dict[str, str] = Field(
+        default_factory=dict, description='Plugins the bundle needs: distribution = "version range", checked first.'
+    )
+    splits: dict[str, list[str]] = Field(
+        default_factory=dict, description="Named task sets: `agentenv run BUNDLE --split NAME`."
+    )
 
 
 @dataclass
@@ -56,28 +74,36 @@ def read_bundle(path: Path) -> Bundle:
         raise TaskError(f"{manifest}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise TaskError(f"{manifest}: invalid TOML: {exc or 'nested too deep'}") from None
-    tasks = data.get("tasks", [])
-    if not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks):
-        raise TaskError(f'{manifest}: field `tasks` must be a list of task names, e.g. tasks = ["resolve-refund"]')
-    requires = data.get("requires", {})
-    if not isinstance(requires, dict):
-        raise TaskError(f'{manifest}: field `requires` must be a table of distribution = "version range"')
-    for dist, spec in requires.items():
-        if not isinstance(spec, str):  # ranges themselves are checked (with `packaging`) before a run
-            raise TaskError(f'{manifest}: field `requires.{dist}`: {spec!r} is not a version range (e.g. ">=0.1,<0.2")')
-    splits = data.get("splits", {})
-    if not isinstance(splits, dict) or not all(
-        isinstance(ids, list) and all(isinstance(i, str) for i in ids) for ids in splits.values()
-    ):
-        raise TaskError(f'{manifest}: field `splits` must be a table of name = list of task names, e.g. train = ["0"]')
+    try:
+        spec = BundleManifest.model_validate(data)
+    except ValidationError as exc:
+        problems = (_manifest_problem(manifest, err) for err in exc.errors(include_url=False))
+        raise TaskError("\n".join(dict.fromkeys(problems))) from None
     return Bundle(
-        name=str(data.get("name", path.name)),
+        name=spec.name or path.name,
         path=path,
-        description=str(data.get("description", "")),
-        requires=dict(requires),
-        default_tasks=list(tasks),
-        splits={str(name): list(ids) for name, ids in splits.items()},
+        description=spec.description,
+        requires=dict(spec.requires),
+        default_tasks=list(spec.tasks),
+        splits=dict(spec.splits),
     )
+
+
+_FIXES = {
+    "name": "must be text, the bundle's name",
+    "description": "must be text",
+    "tasks": 'must be a list of task names, e.g. tasks = ["resolve-refund"]',
+    "requires": 'must be a table of distribution = "version range"',
+    "splits": 'must be a table of name = list of task names, e.g. train = ["0"]',
+}
+
+
+def _manifest_problem(manifest: Path, err: Any) -> str:
+    """One bundle.toml mistake, as `FILE: field `F`: fix`."""
+    loc = [str(part) for part in err["loc"]]
+    if loc[0] == "requires" and len(loc) == 2:  # ranges themselves are checked (with `packaging`) before a run
+        return f'{manifest}: field `requires.{loc[1]}`: {err["input"]!r} is not a version range (e.g. ">=0.1,<0.2")'
+    return f"{manifest}: field `{loc[0]}` {_FIXES.get(loc[0], err['msg'])}"
 
 
 def find_bundle(target: str, host: PluginHost) -> Bundle:
@@ -91,9 +117,7 @@ def find_bundle(target: str, host: PluginHost) -> Bundle:
     if target in installed:
         return read_bundle(Path(installed[target].obj.path))
     known = ", ".join(sorted(installed)) or "none installed"
-    raise TaskError(
-        f"no bundle {target!r}: not a folder with bundle.toml or tasks/, nor an installed bundle ({known})"
-    )
+    raise TaskError(f"no bundle {target!r}: not a folder with bundle.toml or tasks/, nor an installed bundle ({known})")
 
 
 def bundle_of_task_file(path: Path, host: PluginHost) -> Bundle | None:

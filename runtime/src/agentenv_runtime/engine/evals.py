@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.json_schema import SkipJsonSchema
 
 from agentenv_runtime.engine.bundle import Bundle
 from agentenv_runtime.engine.task import TaskError, read_task
@@ -35,18 +36,18 @@ class TaskOverride(BaseModel):
 
 
 class EvalFile(BaseModel):
-    """`evals/NAME.toml`."""
+    """`evals/NAME.toml`: a named task set of the bundle and how to run it (`agentenv run BUNDLE --eval NAME`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", title="agentenv eval")
 
-    description: str = ""
+    description: str = Field("", description="One line on what the eval measures.")
     tasks: list[str] = Field(min_length=1, description="Task names of the bundle.")
     k: int = Field(1, ge=1, description="Rollouts per task.")
     concurrency: int = Field(1, ge=1, le=256, description="Runs at a time.")
     seed: int | None = Field(None, description="Base seed (rollout i uses seed + i).")
     seeds: str | None = Field(None, min_length=1, description="A seeds CSV file of the bundle: one batch row a line.")
     overrides: dict[str, TaskOverride] = Field(default_factory=dict, description="Task name → its overrides.")
-    path: Path = Field(Path("<memory>"), exclude=True)
+    path: SkipJsonSchema[Path] = Field(Path("<memory>"), exclude=True)  # where it was read from, not a field
 
 
 def eval_files(bundle: Bundle) -> dict[str, Path]:

@@ -24,6 +24,7 @@ from agentenv_runtime.engine.engine import Engine, Planned, StepRecord, prefligh
 from agentenv_runtime.engine.install_preflight import install_problems
 from agentenv_runtime.engine.ranges import unmet_ranges
 from agentenv_runtime.engine.records import Records, owner
+from agentenv_runtime.engine.seeds import with_defaults
 from agentenv_runtime.engine.task import TaskError, TaskFile
 from agentenv_runtime.engine.verdict import all_graded
 from agentenv_runtime.events import RUN_ID
@@ -85,10 +86,11 @@ class TaskRunner:
         cached = self._planned.get(key)
         if cached is None or cached[0] is not task:
             check_pins(task, self.host)
+            filled = with_defaults(task)  # a seeded batch's rows are filled already; what is left takes defaults
             configured = model or (self.config.raw("model.base_url") and self.config.raw("model.model"))
-            planned = preflight(task, self.host, configured or None)
+            planned = preflight(filled, self.host, configured or None)
             kind_model = model or self.config.raw("model.model")  # what makes deploy_agent pick `llm`
-            problems = install_problems(task, self.host, bundle_dir, agent=agent, model=kind_model or None)
+            problems = install_problems(filled, self.host, bundle_dir, agent=agent, model=kind_model or None)
             if problems:
                 raise TaskError("\n".join(problems))
             cached = (task, planned)

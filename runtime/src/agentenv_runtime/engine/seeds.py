@@ -5,9 +5,10 @@ The header names the columns. `seed` (optional) is the row's seed (else the base
 string field of a task's steps is replaced by the row's value. A field that is exactly one placeholder takes
 the value as JSON when it reads as JSON (`89.99`, `true`), else as text, so numbers stay numbers.
 
-Placeholders a row does not name are left alone (an agent policy's own `{{ saved.x }}` templates keep
-working); a column that no selected task uses is refused, since it is most likely a typo. Errors name the
-file, the row (its line), the field and the fix.
+A task's `[placeholders]` table gives defaults: a run without a seeds row fills them all (`with_defaults`),
+and a row's columns win over them. Placeholders neither names are left alone (an agent policy's own
+`{{ saved.x }}` templates keep working); a column that no selected task uses is refused, since it is most
+likely a typo. Errors name the file, the row (its line), the field and the fix.
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentenv_runtime.engine.task import StepDecl, TaskError, TaskFile
+from agentenv_runtime.engine.task import PLACEHOLDER_NAME, StepDecl, TaskError, TaskFile
 
 RESERVED = ("seed", "task")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
@@ -51,7 +51,7 @@ def read_seeds(path: Path) -> list[SeedRow]:
         raise TaskError(f"{path}: the file is empty; fix: a header row (e.g. `seed,customer`) and one row per run")
     names = [cell.strip() for cell in header]
     for column, name in enumerate(names, start=1):
-        if not _NAME.fullmatch(name):
+        if not PLACEHOLDER_NAME.fullmatch(name):
             raise TaskError(
                 f"{path}: line 1, column {column}: {name!r} is not a placeholder name; fix: use letters, digits "
                 "and _ (starting with a letter), as in {{ name }}"
@@ -121,7 +121,9 @@ def fill(value: Any, values: dict[str, str]) -> Any:
 
 
 def filled_task(task: TaskFile, values: dict[str, str]) -> TaskFile:
-    """A copy of `task` whose step fields have the row's values (the file on disk is untouched)."""
+    """A copy of `task` whose step fields have the row's values, then the task's defaults (the file is untouched)."""
+    defaults = {name: v if isinstance(v, str) else json.dumps(v) for name, v in task.placeholders.items()}
+    values = {**defaults, **values}
     if not values:
         return task
     steps = [
@@ -129,6 +131,11 @@ def filled_task(task: TaskFile, values: dict[str, str]) -> TaskFile:
         for step in task.steps
     ]
     return task.model_copy(update={"steps": steps})
+
+
+def with_defaults(task: TaskFile) -> TaskFile:
+    """`task` with its `[placeholders]` defaults filled in: what a run without a seeds row runs."""
+    return filled_task(task, {})
 
 
 def check_columns(path: Path, rows: list[SeedRow], tasks: list[TaskFile]) -> None:

@@ -8,11 +8,12 @@ STEP and run again from there, up to N times). Everything else is the step type'
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentenv_runtime.world.arguments import ArgumentLimits, argument_problem
 
@@ -50,6 +51,10 @@ class Pins(BaseModel):
     agent: str | None = None
 
 
+PLACEHOLDER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""A `{{ name }}` placeholder's name (a seeds file's column, a `[placeholders]` key)."""
+
+
 class TaskFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
@@ -57,8 +62,24 @@ class TaskFile(BaseModel):
     seed: int | None = None
     pass_threshold: float = Field(1.0, ge=0, le=1, description="Score needed to pass (graded tasks).")
     pins: Pins = Field(default_factory=Pins)
+    placeholders: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Defaults of the steps' `{{ name }}` placeholders, for runs without a seeds row (a row's "
+        "columns win).",
+    )
     steps: list[StepDecl] = Field(min_length=1)
     path: Path = Field(Path("<memory>"), exclude=True)
+
+    @field_validator("placeholders")
+    @classmethod
+    def _placeholder_names(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name in value:
+            if not PLACEHOLDER_NAME.fullmatch(name):
+                raise ValueError(
+                    f"{name!r} is not a placeholder name; fix: letters, digits and _, not starting with a digit "
+                    "(as in {{ customer }})"
+                )
+        return value
 
     def deps(self) -> dict[str, list[str]]:
         ids = [s.id for s in self.steps]

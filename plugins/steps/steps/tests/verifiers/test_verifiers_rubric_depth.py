@@ -8,11 +8,13 @@ agents; no test reaches a network.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from agentenv_model_standin.api import StandInModel
 from agentenv_runtime import TaskError
+from agentenv_testing.tasks import temporary_config
 
 REFUND = {"call": "issue_refund", "args": {"order_id": "ORD-5001", "amount": 89.99, "reason": "split sole"}}
 LOOKUP = {"call": "get_order", "args": {"order_id": "ORD-5001"}}
@@ -138,7 +140,9 @@ def test_a_negative_criterion_met_by_the_judges_verdict_fails_its_row(run: Any) 
     assert out["rows"][1]["passed"] is False and out["rows"][1]["score"] == 0.0 and out["score"] == 0.0
 
 
-@pytest.mark.parametrize(("aggregator", "score"), [("weighted_mean", 2 / 3), ("all_pass", 0.0), ("min", 0.0)])
+@pytest.mark.parametrize(
+    ("aggregator", "score"), [("weighted_mean", 2 / 3), ("mean", 1 / 2), ("all_pass", 0.0), ("min", 0.0)]
+)
 def test_aggregators(run: Any, aggregator: str, score: float) -> None:
     missing = {"name": "escalated", "check": {"tool_called": "escalate_ticket"}}
     _, out = graded(run, {**REFUNDED, "weight": 2}, missing, aggregator=aggregator)
@@ -198,6 +202,25 @@ def test_an_llm_agent_judge_reads_the_trajectory_in_its_prompt(run: Any) -> None
     assert out["rows"][0]["passed"] is False and out["judge"]["agent"] == "llm"
     prompt = json.dumps(request.body["messages"])
     assert "called issue_refund" in prompt and "strict, impartial grader" in prompt
+
+
+def test_an_llm_agent_judge_with_no_model_is_not_graded(run: Any) -> None:
+    record, out = graded(run, REFUNDED, POLITE, judge_agent={"kind": "llm"})  # no [model], none in its settings
+    polite = out["rows"][1]
+    assert polite["graded"] is False and polite["passed"] is False and out["not_graded"] == ["polite"]
+    assert "judge_agent.settings.base_url and judge_agent.settings.model not set" in polite["detail"]
+    assert out["judge"] == {"agent": "llm", "criteria": ["polite"]} and out["graded"] is False
+    assert record["graded"] is False and record["passed"] is False and record["score"] is None
+
+
+def test_an_llm_agent_judge_takes_its_model_from_the_config(run: Any, tmp_path: Path) -> None:
+    config = temporary_config(tmp_path)
+    with StandInModel(answer({"name": "polite", "passed": True, "reason": "says sorry"})) as model:
+        config.values["model"] = {"base_url": model.openai_url, "model": "from-config"}
+        record = run([*conversation(), rubric(POLITE, judge_agent={"kind": "llm"})], config=config)
+        (request,) = model.model_requests
+    assert request.body["model"] == "from-config" and record["by_id"]["grade"]["output"]["passed"] is True
+    assert record["graded"] is True and record["passed"] is True
 
 
 @pytest.mark.parametrize(

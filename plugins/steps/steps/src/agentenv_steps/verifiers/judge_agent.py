@@ -3,7 +3,9 @@
 The judge agent is made for the one question (its settings filled from the config like deploy_agent's, so an
 `llm` judge agent uses `[model]` or its own settings) and answers through `respond`: its text is the JSON
 verdicts, read as strictly as the LLM judge's. It gets no world tools, so grading cannot change the world
-it grades. A scripted judge agent runs offline; its policy's `say` is the answer.
+it grades. A scripted judge agent runs offline; its policy's `say` is the answer. A kind that needs a model
+(`base_url`, `model`) that neither the step, `--model` nor the config gives is not made at all: like the
+LLM judge with no model, its criteria are not graded (never passed, never failed as a broken step).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from agentenv.contracts import AgentKind, StepContext, StepFailed, kinds
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentenv_steps._common import validation_message
-from agentenv_steps.agents import DeployAgentSettings, agent_options
+from agentenv_steps.agents import MODEL_FIELDS, DeployAgentSettings, agent_options
 from agentenv_steps.verifiers.judging import Ask, JudgeAnswer, JudgeBrief, parse_answer, system_prompt, user_message
 
 
@@ -36,13 +38,18 @@ class NoTools:
         return {"error": {"message": f"the judge has no tools; {name} is not available to it"}}
 
 
-def make_judge_agent(spec: JudgeAgentSettings, ctx: StepContext) -> AgentKind[Any]:
+def make_judge_agent(spec: JudgeAgentSettings, ctx: StepContext) -> AgentKind[Any] | str:
+    """The judge agent, or (a string) which of its model settings nothing configures."""
     try:
         kind_cls = ctx.host.get(kinds.AGENT_KINDS, spec.kind)
     except LookupError as exc:
         raise StepFailed(f"field `judge_agent.kind`: {exc}") from None
     as_deployed = DeployAgentSettings(env="judge", kind=spec.kind, settings=spec.settings, model=spec.model)
     options = agent_options(as_deployed, ctx, kind_cls, None, implicit=False)
+    fields = kind_cls.Settings.model_fields
+    unset = [f for f in MODEL_FIELDS if f in fields and fields[f].is_required() and options.get(f) in (None, "")]
+    if unset:
+        return " and ".join(f"judge_agent.settings.{f}" for f in unset)
     try:
         validated = kind_cls.Settings.model_validate(options)
         return kind_cls(validated)
@@ -54,9 +61,11 @@ def make_judge_agent(spec: JudgeAgentSettings, ctx: StepContext) -> AgentKind[An
 
 async def ask_judge_agent(
     spec: JudgeAgentSettings, ctx: StepContext, asks: list[Ask], material: str, brief: JudgeBrief
-) -> JudgeAnswer:
-    """One prompt to a fresh judge agent; its reply parsed as the verdicts."""
+) -> JudgeAnswer | str:
+    """One prompt to a fresh judge agent; its reply parsed as the verdicts (or what model setting is missing)."""
     agent = make_judge_agent(spec, ctx)
+    if isinstance(agent, str):
+        return agent
     prompt = f"{system_prompt(brief)}\n\n{user_message(asks, material, brief)}"
     who = f"{spec.kind} judge agent"
     try:

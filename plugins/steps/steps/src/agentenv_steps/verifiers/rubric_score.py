@@ -3,6 +3,7 @@
 - `weighted_mean` (default): the weighted mean of the positive criteria's scores, minus the weight of every
   negative criterion the agent fell into (as a share of the positive weight), clipped to 0..1; with only
   negative criteria, 1 minus the share of their weight that was incurred;
+- `mean`: the same with every criterion weighing 1 (the weights are ignored);
 - `all_pass`: 1 when every graded row passed, else 0;
 - `min`: the lowest row score.
 
@@ -18,7 +19,7 @@ from agentenv.contracts import StepFailed
 
 from agentenv_steps.verifiers.results import Row
 
-Aggregator = Literal["weighted_mean", "all_pass", "min"]
+Aggregator = Literal["weighted_mean", "mean", "all_pass", "min"]
 
 
 def rubric_score(rows: list[Row], method: Aggregator) -> float:
@@ -30,14 +31,18 @@ def rubric_score(rows: list[Row], method: Aggregator) -> float:
         return 1.0 if all(r["passed"] for r in graded) else 0.0
     if method == "min":
         return min(float(r["score"]) for r in graded)
+
+    def weight(row: Row) -> float:
+        return 1.0 if method == "mean" else float(row["weight"])
+
     positive = [r for r in graded if not r.get("negative")]
     negative = [r for r in graded if r.get("negative")]
-    incurred = sum(r["weight"] * (1.0 - r["score"]) for r in negative)
+    incurred = sum(weight(r) * (1.0 - r["score"]) for r in negative)
     if positive:
-        total = sum(r["weight"] for r in positive)
-        value = (sum(r["weight"] * r["score"] for r in positive) - incurred) / total
+        total = sum(weight(r) for r in positive)
+        value = (sum(weight(r) * r["score"] for r in positive) - incurred) / total
     else:
-        value = 1.0 - incurred / sum(r["weight"] for r in negative)
+        value = 1.0 - incurred / sum(weight(r) for r in negative)
     return float(min(1.0, max(0.0, value)))
 
 

@@ -113,7 +113,7 @@ class RubricsSettings(BaseModel):
     trajectory_filter: TrajectoryFilter = Field(
         default_factory=TrajectoryFilter, description="Which tool calls the judge reads."
     )
-    aggregator: Aggregator = Field("weighted_mean", description="weighted_mean, all_pass or min.")
+    aggregator: Aggregator = Field("weighted_mean", description="weighted_mean, mean, all_pass or min.")
 
 
 class RubricsVerifier(Step[RubricsSettings]):
@@ -220,33 +220,24 @@ class RubricsVerifier(Step[RubricsSettings]):
         if events is not None:
             calls = [e for e in events if e.get("kind") == "tool_call" and settings.trajectory_filter.keeps(e)]
         material = evidence(prompt_of(prompt_output), response, calls)
-        answer: JudgeAnswer
+        answer: JudgeAnswer | str
         if settings.judge_agent is not None:
             answer = await ask_judge_agent(settings.judge_agent, ctx, asks, material, brief)
             who = f"{settings.judge_agent.kind} judge agent"
             judge_info: dict[str, Any] = {"agent": settings.judge_agent.kind}
+            fix = "configure [model] base_url and model, pass --model, or give `judge_agent.settings` a model"
         else:
             model, missing = configured_model(ctx, settings.judge_model)
-            if model is None:
-                for c in criteria:  # never passed: no score, `graded = false`, and the output says not graded
-                    rows[c.name] = self._scored(
-                        c,
-                        {
-                            **make_row(
-                                c.name,
-                                False,
-                                weight=c.weight,
-                                detail=f"not graded: no judge model ({missing} not set); "
-                                "configure [model] base_url and model, pass --model, or give the step `judge_model`",
-                            ),
-                            "graded": False,
-                        },
-                        settings,
-                    )
-                return {"judge": {"model": None, "criteria": [c.name for c in criteria]}}
-            answer = await ask_judge(model, asks, material, brief, settings.timeout)
-            who = f"LLM judge ({model.model})"
-            judge_info = {"model": model.model}
+            fix = "configure [model] base_url and model, pass --model, or give the step `judge_model`"
+            answer = missing if model is None else await ask_judge(model, asks, material, brief, settings.timeout)
+            who = f"LLM judge ({model.model})" if model else "LLM judge"
+            judge_info = {"model": model.model if model else None}
+        if isinstance(answer, str):  # never passed: no score, `graded = false`, and the output says not graded
+            for c in criteria:
+                detail = f"not graded: no judge model ({answer} not set); {fix}"
+                row = make_row(c.name, False, weight=c.weight, detail=detail)
+                rows[c.name] = self._scored(c, {**row, "graded": False}, settings)
+            return {"judge": {**judge_info, "criteria": [c.name for c in criteria]}}
         for c in criteria:
             found = answer.verdicts[c.name]
             met = found.score
