@@ -139,6 +139,16 @@ def test_unknown_table_warns_and_is_ignored(tmp_path: Path) -> None:
     assert str(path) in warning and "unknown table [sandboxes]" in warning and "sandbox" in warning
 
 
+def test_a_config_that_is_not_utf8_names_the_file_and_byte(tmp_path: Path) -> None:
+    path = write_config(tmp_path, "")
+    path.write_bytes(b'[store]\ndocument = "\xff"\n')  # a UnicodeDecodeError traceback before
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=tmp_path, environ={})
+    assert str(info.value) == (
+        f"{path}: not UTF-8 text (byte 0xff at offset 20); TOML must be UTF-8: save the file as UTF-8"
+    )
+
+
 def test_invalid_toml_names_the_file_and_line(tmp_path: Path) -> None:
     path = write_config(tmp_path, '[store]\ndocument = "sqlite"\nobject = \n')
     with pytest.raises(ConfigError) as info:

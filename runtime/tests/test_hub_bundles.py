@@ -83,8 +83,19 @@ def test_hub_errors_are_one_line(tmp_path: Path, hub: HubStandIn) -> None:
         ("hf://acme/demo-bundle@nope", "has no revision 'nope'"),
         ("hf://acme/demo-bundle/not/here", "no bundle.toml at not/here"),
         ("hf://just-one-part", "write hf://ORG/REPO"),
+        ("hf://../../etc@x/..", "'..' is not a Hub name"),  # a HFValidationError traceback before
+        ("hf://acme/demo-bundle/../..", "the path '../..' must name a folder inside the repo"),
     ]:
         code, _, stderr = agentenv(tmp_path, hub, "run", uri)
         assert code != 0, uri
         assert expected in stderr, (uri, stderr)
         assert "Traceback" not in stderr
+
+
+def test_an_unreachable_hub_is_one_line_with_the_fix(tmp_path: Path) -> None:
+    with HubStandIn() as gone:
+        pass  # its port is closed now: the Hub cannot be reached, as with no network
+    code, _, stderr = agentenv(tmp_path, gone, "run", "hf://acme/demo-bundle")
+    assert code != 0
+    assert "cannot reach the Hub (ConnectError" in stderr and "HF_HUB_OFFLINE=1" in stderr, stderr
+    assert "Traceback" not in stderr

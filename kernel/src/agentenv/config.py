@@ -105,6 +105,15 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc} (fix the syntax at that line)") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+            "TOML must be UTF-8: save the file as UTF-8"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot be read ({exc.strerror}); fix its permissions or set AGENTENV_CONFIG"
+        ) from None
     for table, content in data.items():
         if table not in KNOWN_TABLES:
             warnings.append(f"{path}: unknown table [{table}] is ignored (known: {', '.join(KNOWN_TABLES)})")

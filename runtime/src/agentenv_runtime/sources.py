@@ -21,6 +21,18 @@ _COMMIT = re.compile(r"[0-9a-f]{40}")
 _HF = re.compile(r"(?:(?P<kind>datasets|spaces)/)?(?P<repo>[\w.-]+/[\w.-]+?)(?:@(?P<rev>[^/]+))?(?:/(?P<path>.+))?")
 
 
+def _check_hub_names(uri: str, repo: str, path: str) -> None:
+    """Refuse names that would leave the download cache (`..`, a leading dot or dash) before the Hub sees them."""
+    for part in repo.split("/"):
+        if part in (".", "..") or part[0] in ".-" or part[-1] in ".-":
+            raise TaskError(
+                f"{uri}: {part!r} is not a Hub name (letters, digits, '-', '_' and '.', not starting or ending "
+                "with '.' or '-'); write hf://ORG/REPO[@REVISION][/PATH]"
+            )
+    if any(segment in ("", ".", "..") for segment in path.split("/")) and path:
+        raise TaskError(f"{uri}: the path {path!r} must name a folder inside the repo (no '..', '.' or '//')")
+
+
 def is_export(target: str) -> bool:
     return target.endswith(EXPORT_SUFFIXES) and Path(target).is_file()
 
@@ -61,6 +73,7 @@ def hub_folder(uri: str) -> Path:
     from agentenv_runtime.registry import cache_root
 
     path, repo, revision = match["path"] or "", match["repo"], match["rev"]
+    _check_hub_names(uri, repo, path)
     kind = (match["kind"] or "models")[:-1]
     try:
         commit = (
@@ -86,6 +99,11 @@ def hub_folder(uri: str) -> Path:
         raise TaskError(f"{uri}: no {kind} repo {repo!r} on the Hub (or no access; check HF_TOKEN)") from None
     except (HfHubHTTPError, OSError) as exc:
         raise TaskError(f"{uri}: cannot download from the Hub: {' '.join(str(exc).split())}") from None
+    except Exception as exc:  # the Hub client's transport errors (no network, DNS) are not OSErrors
+        raise TaskError(
+            f"{uri}: cannot reach the Hub ({type(exc).__name__}: {' '.join(str(exc).split())}); check the network "
+            "or HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to use what is already downloaded"
+        ) from None
     bundle = Path(folder) / path
     if not (bundle / "bundle.toml").is_file():
         raise TaskError(f"{uri}: no bundle.toml at {path or 'the repo root'}; point the URI at a bundle folder")
