@@ -143,5 +143,6 @@ def test_stores_by_name_are_keyed_by_kind_and_imported_on_use() -> None:
         "SqliteDocumentStore",
         "['agentenv_store_local._files',",
         "'agentenv_store_local.document',",
-        "'agentenv_store_local.plugin']",
+        "'agentenv_store_local.plugin',",
+        "'agentenv_store_local.wal']",
     ]
