@@ -2,8 +2,8 @@
 
 `AgentEnvGym` is looked up on first use, because it imports gymnasium (an extra), and so are the adapters built
 on a trainer's own package (`AgentEnvTextEnv`, `skyrl_rows` and `register_skyrl` import skyrl_gym, `art_rollout`
-imports art, `AgentEnvTaskset` imports verifiers); the export's Parquet writer imports pyarrow only when it writes. The other adapters import nothing
-outside agentenv.
+imports art, `AgentEnvTaskset` imports verifiers); the export's Parquet writer imports pyarrow only when it
+writes. The other adapters import nothing outside agentenv.
 """
 
 from __future__ import annotations

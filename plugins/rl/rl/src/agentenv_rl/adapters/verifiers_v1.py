@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import verifiers.v1 as vf
