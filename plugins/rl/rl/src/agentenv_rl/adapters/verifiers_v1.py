@@ -30,7 +30,7 @@ from agentenv_rl.adapters.typed import keyword_parameters
 from agentenv_rl.episode import Episode, StepResult
 
 
-class AgentEnvData(vf.TaskData):
+class AgentEnvData(vf.TaskData):  # type: ignore[misc]
     """One episode: the task (BUNDLE[:TASK], a folder or a file), its seed and the tools it offers."""
 
     bundle: str
@@ -39,17 +39,17 @@ class AgentEnvData(vf.TaskData):
     short_descriptions: bool = False
 
 
-class WorldToolsetConfig(vf.ToolsetConfig):
+class WorldToolsetConfig(vf.ToolsetConfig):  # type: ignore[misc]
     pass
 
 
-class WorldState(vf.State):
+class WorldState(vf.State):  # type: ignore[misc]
     """What the toolset tells the host after each call: the digest of the trajectory it played."""
 
     trajectory_digest: str = ""
 
 
-class WorldToolset(vf.Toolset[WorldToolsetConfig, WorldState]):
+class WorldToolset(vf.Toolset[WorldToolsetConfig, WorldState]):  # type: ignore[misc]
     """The role's tools, each an MCP tool typed from its JSON Schema, played into this rollout's episode."""
 
     TOOL_PREFIX = None  # the tools keep the world's names
@@ -118,12 +118,12 @@ def replay(data: AgentEnvData, messages: list[Any]) -> tuple[StepResult, str]:
     return final, digest
 
 
-class AgentEnvTask(vf.Task[AgentEnvData, WorldState]):
+class AgentEnvTask(vf.Task[AgentEnvData, WorldState]):  # type: ignore[misc]
     @classmethod
     def toolsets(cls, config: vf.TaskConfig) -> list[vf.Toolset]:
         return [WorldToolset(WorldToolsetConfig())]
 
-    @vf.reward
+    @vf.reward  # type: ignore[untyped-decorator]
     async def task_score(self, task: vf.TaskData, trace: vf.Trace) -> float:
         """The task's verifiers' score of the rollout."""
         assert isinstance(task, AgentEnvData)
@@ -140,7 +140,7 @@ class AgentEnvTask(vf.Task[AgentEnvData, WorldState]):
         return float(final.reward)
 
 
-class AgentEnvTasksetConfig(vf.TasksetConfig):
+class AgentEnvTasksetConfig(vf.TasksetConfig):  # type: ignore[misc]
     bundle: str = "support-refund"
     """The task: BUNDLE[:TASK], a bundle folder or a task file (`--env.taskset.bundle`)."""
     seeds: list[int] = []
@@ -151,7 +151,7 @@ class AgentEnvTasksetConfig(vf.TasksetConfig):
     """Cut each tool description to its first sentence (fewer prompt tokens)."""
 
 
-class AgentEnvTaskset(vf.Taskset[AgentEnvTask, AgentEnvTasksetConfig]):
+class AgentEnvTaskset(vf.Taskset[AgentEnvTask, AgentEnvTasksetConfig]):  # type: ignore[misc]
     """One verifiers task per seed of an agentenv task; its prompt is the task's own."""
 
     def load(self) -> Iterator[AgentEnvTask]:
