@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 import pytest
-from agentenv_rl.adapters.verifiers_env import AgentEnvToolEnv
 from agentenv_rl.api import (
     TaskReward,
     Trajectory,
@@ -81,26 +80,6 @@ def test_a_rollout_out_of_turns_is_truncated_and_graded() -> None:
     looping = ChatPolicy(scripted([("get_ticket", {"ticket_id": "TCK-9001"})] * 5, "never said"))
     trajectory = asyncio.run(rollout(looping, "support-refund", max_turns=3))
     assert trajectory.truncated and not trajectory.terminated and trajectory.reward == 0.0
-
-
-def test_the_verifiers_style_environment_runs_its_loop() -> None:
-    env = AgentEnvToolEnv("support-refund")
-    (row,) = env.dataset()
-    assert row["prompt"][0]["role"] == "user" and row["info"]["oai_tools"]
-
-    async def loop(model_messages: list[dict[str, Any]]) -> tuple[float, list[dict[str, Any]]]:
-        state = await env.setup_state({"info": row["info"]})
-        messages = list(row["prompt"])
-        while not await env.is_completed(messages, state):
-            messages.append(model_messages.pop(0))
-            replies, state = await env.env_response(messages, state)
-            messages.extend(replies)
-        return await env.score_rollout(messages, state), messages
-
-    score, messages = asyncio.run(loop(scripted(SCRIPT, "done", batch=True)))
-    assert score == pytest.approx(1.0) and [m["role"] for m in messages].count("tool") == 3
-    wrong, _ = asyncio.run(loop(scripted([SCRIPT[0]], "refund only")))
-    assert 0 < wrong < 1
 
 
 def test_the_trl_reward_replays_completions_into_fresh_forks() -> None:

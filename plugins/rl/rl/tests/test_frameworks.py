@@ -191,3 +191,45 @@ def test_art_rollouts_come_back_as_art_trajectories(
     assert seen["solved"]["kinds"] == ["user"] + ["Choice", "tool"] * 3 + ["Choice"]  # trainable turns are Choices
     assert seen["solved"]["tools"] > 40
     assert 0.0 <= seen["wrong"]["reward"] < 1.0 and seen["groups"] == 1
+
+
+def _vf_eval(python: Path, base_url: str, output: Path) -> dict[str, Any]:
+    """`vf-eval agentenv-vf` (verifiers' own CLI) on support-refund against a model at `base_url`: the trace."""
+    import os
+    import subprocess
+
+    from agentenv_testing.installs import AGENTENV_VARS
+
+    env = {k: v for k, v in os.environ.items() if k not in AGENTENV_VARS and k != "VIRTUAL_ENV"}
+    env |= {"STANDIN_KEY": "none", "PATH": f"{python.parent}:{env.get('PATH', '')}"}
+    command = [str(python.parent / "vf-eval"), "agentenv-vf", "--env.taskset.bundle", "support-refund"]
+    command += ["-m", "stand-in", "--client.base-url", base_url, "--client.api-key-var", "STANDIN_KEY", "-r", "1"]
+    command += ["--env.agent.harness.id", "null", "--env.agent.runtime.type", "subprocess", "--no-push"]
+    command += ["-o", str(output)]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    (traces,) = output.glob("*/traces.jsonl")
+    (episode,) = [json.loads(line) for line in traces.read_text().splitlines()]
+    assert episode["ok"] and not episode["errors"], episode["errors"]
+    (trace,) = episode["traces"]
+    result: dict[str, Any] = trace
+    return result
+
+
+def test_vf_eval_plays_the_task_as_a_verifiers_v1_taskset(
+    framework_python: Callable[..., Path], tmp_path: Path
+) -> None:
+    from agentenv_model_standin.api import StandInModel
+
+    solved = [{"tool_calls": [{"tool": name, "arguments": args}]} for name, args in SOLUTION] + [{"text": "Done."}]
+    wrong = [{"tool_calls": [{"tool": SOLUTION[0][0], "arguments": SOLUTION[0][1]}]}, {"text": "Refunded."}]
+    python = framework_python("verifiers", "verifiers==0.4.0")
+    with StandInModel(solved) as right, StandInModel(wrong) as partial:
+        good = _vf_eval(python, right.openai_url, tmp_path / "solved")
+        bad = _vf_eval(python, partial.openai_url, tmp_path / "wrong")
+        assert len(right.requests) == 4 and len(partial.requests) == 2
+        offered = {tool["function"]["name"] for tool in right.requests[0].body["tools"]}
+    assert good["rewards"]["task_score"]["score"] == 1.0 and good["info"]["agentenv"]["passed"] is True
+    assert [n["message"]["role"] for n in good["nodes"]] == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
+    assert {"issue_refund", "close_ticket", "send_email"} <= offered and len(offered) == 47  # the role's tools
+    assert 0.0 <= bad["rewards"]["task_score"]["score"] < 1.0 and bad["info"]["agentenv"]["passed"] is False

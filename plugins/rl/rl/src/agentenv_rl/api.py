@@ -2,8 +2,8 @@
 
 `AgentEnvGym` is looked up on first use, because it imports gymnasium (an extra), and so are the adapters built
 on a trainer's own package (`AgentEnvTextEnv`, `skyrl_rows` and `register_skyrl` import skyrl_gym, `art_rollout`
-imports art); the export's Parquet writer imports pyarrow only when it writes. The other adapters import nothing
-outside agentenv.
+imports art, `AgentEnvTaskset` imports verifiers); the export's Parquet writer imports pyarrow only when it
+writes. The other adapters import nothing outside agentenv.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from agentenv_rl.adapters.skyrl import AgentEnvTextEnv as AgentEnvTextEnv
     from agentenv_rl.adapters.skyrl import register as register_skyrl
     from agentenv_rl.adapters.skyrl import skyrl_rows as skyrl_rows
+    from agentenv_rl.adapters.verifiers_v1 import AgentEnvTaskset as AgentEnvTaskset
     from agentenv_rl.gym_env import AgentEnvGym as AgentEnvGym
 
 _LAZY = {
@@ -34,11 +35,13 @@ _LAZY = {
     "AgentEnvTextEnv": ("agentenv_rl.adapters.skyrl", "AgentEnvTextEnv"),
     "register_skyrl": ("agentenv_rl.adapters.skyrl", "register"),
     "skyrl_rows": ("agentenv_rl.adapters.skyrl", "skyrl_rows"),
+    "AgentEnvTaskset": ("agentenv_rl.adapters.verifiers_v1", "AgentEnvTaskset"),
 }
 
 __all__ = [
     "Action",
     "AgentEnvGym",
+    "AgentEnvTaskset",
     "AgentEnvTextEnv",
     "AgentEnvTrlEnvironment",
     "Episode",

@@ -15,84 +15,32 @@ from __future__ import annotations
 
 import inspect
 import json
-import keyword
-import types
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from agentenv_rl.adapters.chat import apply_assistant
 from agentenv_rl.adapters.starts import base_episode, fresh_episode
+from agentenv_rl.adapters.typed import docstring, keyword_parameters
 from agentenv_rl.episode import Episode, StepResult, Template
 from agentenv_rl.split import EpisodeError
 
-SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "null": type(None)}
 RESERVED = frozenset({"reset", "get_reward"})
 """Method names TRL reads as the environment's own, never as tools."""
-
-
-def python_type(schema: dict[str, Any]) -> Any:
-    """The Python type hint whose JSON Schema (as transformers derives it) matches `schema`, as near as hints go."""
-    if "enum" in schema and all(isinstance(v, str | int | float | bool) for v in schema["enum"]):
-        return Literal[tuple(schema["enum"])]
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        members = [python_type({**schema, "type": k}) for k in kind]
-        union = members[0]
-        for member in members[1:]:
-            union = union | member
-        return union
-    if kind == "array":
-        items = schema.get("items")
-        return types.GenericAlias(list, (python_type(items),)) if isinstance(items, dict) and items else list
-    if kind == "object":
-        return dict
-    if kind in SCALARS:
-        return SCALARS[kind]
-    for combined in ("anyOf", "oneOf"):
-        if isinstance(schema.get(combined), list) and schema[combined]:
-            return python_type({"type": [s.get("type", "string") for s in schema[combined]]})
-    return str
-
-
-def _docstring(tool: dict[str, Any]) -> str:
-    """A Google-style docstring: the tool's description, then one `name: description` line per argument."""
-    properties: dict[str, Any] = tool["inputSchema"].get("properties", {})
-    lines = [" ".join(str(tool.get("description") or tool["name"]).split()), "", "Args:"]
-    for name, prop in properties.items():
-        lines.append(f"    {name}: {' '.join(str(prop.get('description') or name).split())}")
-    return "\n".join(lines if properties else lines[:1])
 
 
 def _tool_method(tool: dict[str, Any]) -> Any:
     """A method `name(self, **arguments)` that calls the tool in the environment's episode."""
     name = tool["name"]
-    schema = tool["inputSchema"]
-    properties: dict[str, Any] = schema.get("properties", {})
-    required = set(schema.get("required", []))
-    bad = [p for p in properties if not p.isidentifier() or keyword.iskeyword(p)]
-    if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_") or name in RESERVED or bad:
-        raise EpisodeError(
-            f"tool {name!r} cannot be a TRL environment method (names must be Python identifiers, not reset, "
-            f"get_reward or private; arguments {bad}); trim it with make(…, tools=[…]) or rename it"
-        )
+    required = set(tool["inputSchema"].get("required", []))
+    arguments_of = keyword_parameters(tool, RESERVED)
 
     def call(self: AgentEnvTrlEnvironment, **arguments: Any) -> str:
         return self._call(name, {k: v for k, v in arguments.items() if v is not None or k in required})
 
-    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    annotations: dict[str, Any] = {}
-    ordered = sorted(properties, key=lambda p: p not in required)  # required ones first: defaults come last
-    for prop in ordered:
-        hint = python_type(properties[prop])
-        default = inspect.Parameter.empty if prop in required else None
-        annotations[prop] = hint if prop in required else hint | None
-        parameters.append(
-            inspect.Parameter(prop, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotations[prop])
-        )
-    annotations["return"] = str
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *arguments_of]
     call.__name__ = call.__qualname__ = name
-    call.__doc__ = _docstring(tool)
-    call.__annotations__ = annotations
+    call.__doc__ = docstring(tool)
+    call.__annotations__ = {**{p.name: p.annotation for p in arguments_of}, "return": str}
     call.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
     return call
 
