@@ -87,8 +87,9 @@ class TaskRunner:
             check_pins(task, self.host)
             configured = model or (self.config.raw("model.base_url") and self.config.raw("model.model"))
             planned = preflight(task, self.host, configured or None)
-            kind_model = model or self.config.raw("model.model")  # what makes deploy_agent pick `llm`
-            problems = install_problems(task, self.host, bundle_dir, agent=agent, model=kind_model or None)
+            problems = install_problems(  # the models that make deploy_agent pick `llm`
+                task, self.host, bundle_dir, agent=agent, model=model, configured_model=self.config.raw("model.model")
+            )
             if problems:
                 raise TaskError("\n".join(problems))
             cached = (task, planned)

@@ -31,7 +31,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from agentenv_steps import _artifacts
 from agentenv_steps._common import CoreStep, StepSettings, StrList, plugin_host, validation_message
-from agentenv_steps.persona import llm_responder, model_settings
+from agentenv_steps.persona import llm_responder, model_configured
 
 INLINE = "inline"
 SERVE_PORT = 8000
@@ -148,9 +148,8 @@ class DeployEnv(CoreStep[DeployEnvSettings]):
         if callable(getattr(host, "observes", None)) and host.observes("tool_called"):
             world.on_tool_call = lambda event: host.notify("tool_called", event=event)
         world.set_clock(settings.start, mode="frozen")
-        model = model_settings(ctx)
-        if model is not None:  # persona triggers with `reply.llm = true` answer through the configured model
-            world.responder = llm_responder(model, ctx.seed)
+        if model_configured(ctx):  # persona triggers with `reply.llm = true` answer through the configured model
+            world.responder = llm_responder(ctx, ctx.seed)
         stop_servers = _attach_mcp(settings, world)  # each deploy starts its own servers: their state is theirs
         ctx.add_resource(step_id, world, _teardown(ctx, step_id, world, stop_servers))
         return {
@@ -564,7 +563,7 @@ async def _start_served(
         except WorldError as exc:
             world.close()
             raise StepFailed(f"field `start`: the served world refused the clock: {exc}") from None
-        if model_settings(ctx) is not None:
+        if model_configured(ctx):
             ctx.log(
                 f"{step_id}: persona replies by model run only in process; the served world answers with fixed text"
             )
