@@ -53,3 +53,13 @@ def test_a_configured_model_does_not_replace_the_bundles_own_agent(tmp_path: Pat
     asked = agentenv(project, "run", "support-refund", "--agent", "llm", key="sk-unused")
     assert asked.returncode == 1  # the user asked for `llm`: it calls the (absent) model of the README's block
     assert "localhost:8000" in asked.stdout + asked.stderr
+
+
+def test_the_readme_says_how_to_install_from_the_repository() -> None:
+    """The distributions are not on the index: every `pip install agentenv-…` line of the README must find
+    them in wheels built from the checkout, and the README must say how to build those wheels."""
+    text = README.read_text(encoding="utf-8")
+    assert "uv build --all-packages --out-dir dist" in text
+    installs = re.findall(r"pip install [^`\n]*agentenv-kernel[^`\n]*", text)
+    assert installs, "README.md: no install line names agentenv-kernel"
+    assert [line for line in installs if "--find-links dist" not in line] == []
