@@ -130,11 +130,10 @@ def test_llm_agent_gets_model_settings_from_config(runs, step, tmp_path: Path, c
             "type": "deploy_agent",
             "env": "world",
             "system_prompt": "Be brief.",
-            "settings": {"policy": "agents/unused.toml"},
         },
         prompt("ask", "agent", "hi"),
     )
-    record = runs(task(*steps), config=config)
+    record = runs(task(*steps), config=config)  # the step gives no agent of its own: the configured model's
     assert record["status"] == "succeeded", record["steps"]
     assert step(record, "agent")["output"]["kind"] == "llm"
     assert step(record, "ask")["output"]["response"] == "model from-config says hi"
@@ -143,6 +142,17 @@ def test_llm_agent_gets_model_settings_from_config(runs, step, tmp_path: Path, c
     assert request["body"]["messages"][0] == {"role": "system", "content": "Be brief."}
     overridden = runs(task(*steps), config=config, overrides={"model": "from-cli"})
     assert step(overridden, "ask")["output"]["response"] == "model from-cli says hi"
+
+
+def test_a_configured_model_keeps_the_steps_own_policy(runs, step, tmp_path: Path, chat_stub, monkeypatch):
+    """Config `[model]` is for kinds and judges that use it: the task's scripted policy stays its agent."""
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": chat_stub, "api_key": "env:STEPS_UNSET_KEY", "model": "from-config"}
+    policy = {"turn": [{"actions": [{"say": "scripted says hi"}]}]}
+    steps = (deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "settings": {"policy_data": policy}})
+    record = runs(task(*steps, prompt("ask", "agent", "hi")), config=config)
+    assert record["status"] == "succeeded", record["steps"]
+    assert step(record, "agent")["output"]["kind"] == "scripted"
 
 
 def test_agent_failure_fails_the_prompt(runs, step):

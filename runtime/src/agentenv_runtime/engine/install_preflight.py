@@ -80,7 +80,9 @@ class InstallCheck:
     agent: str | None = None
     """The `--agent` override: an agent kind, or a policy file of the bundle."""
     model: str | None = None
-    """The configured model, which makes `llm` the default agent kind."""
+    """The `--model` choice, which makes `llm` the default agent kind."""
+    configured_model: str | None = None
+    """Config `[model] model`, which makes `llm` the default only for steps that give no policy of their own."""
     problems: list[str] = field(default_factory=list)
     worlds: dict[str, World] = field(default_factory=dict)
     """deploy_env step id → a world of the same envs and roles (empty, for tool and role names)."""
@@ -262,7 +264,7 @@ class InstallCheck:
                     f"nor a policy file agents/{self.agent}.toml or .json in {self.base}",
                 )
                 return
-        kind = str(fields.get("kind") or self.default_kind(policy))
+        kind = str(fields.get("kind") or self.default_kind(policy, fields.get("settings") or {}))
         why = missing(self.host, kinds.AGENT_KINDS, kind)
         if why:
             self.problem(step, "field `kind`" if fields.get("kind") else "agent kind", why)
@@ -277,12 +279,15 @@ class InstallCheck:
         if policy is not None and kind == "scripted" and world is not None:
             self.policy_tools(step, policy, world)
 
-    def default_kind(self, policy: Path | None) -> str:
-        """The kind deploy_agent takes without `kind`: the `--agent` kind, else scripted for an `--agent`
-        policy file, else `llm` when a model is configured, else scripted."""
+    def default_kind(self, policy: Path | None, settings: dict[str, Any]) -> str:
+        """The kind deploy_agent takes without `kind` (agentenv-steps' `choose_kind`, mirrored): the `--agent`
+        kind, else scripted for an `--agent` policy file, else `llm` with `--model`, or with a configured model
+        when the step gives no policy of its own, else scripted."""
         if self.agent and self.agent in self.host.registry(kinds.AGENT_KINDS):
             return self.agent
-        return "llm" if policy is None and self.model else "scripted"
+        own = isinstance(settings, dict) and bool(settings.get("policy") or settings.get("policy_data"))
+        wants_llm = self.model or (self.configured_model and not own)
+        return "llm" if policy is None and wants_llm else "scripted"
 
     def bundle_agent(self, name: str) -> Path | None:
         candidates = [name] if name.endswith(POLICY_SUFFIXES) else []
@@ -314,6 +319,7 @@ def install_problems(
     *,
     agent: str | None = None,
     model: str | None = None,
+    configured_model: str | None = None,
 ) -> list[str]:
     """One line per problem a run of `task` would meet with what is installed (empty: it can start)."""
-    return InstallCheck(task, host, bundle_dir, agent, model).check()
+    return InstallCheck(task, host, bundle_dir, agent, model, configured_model).check()

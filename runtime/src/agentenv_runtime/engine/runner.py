@@ -89,8 +89,9 @@ class TaskRunner:
             filled = with_defaults(task)  # a seeded batch's rows are filled already; what is left takes defaults
             configured = model or (self.config.raw("model.base_url") and self.config.raw("model.model"))
             planned = preflight(filled, self.host, configured or None)
-            kind_model = model or self.config.raw("model.model")  # what makes deploy_agent pick `llm`
-            problems = install_problems(filled, self.host, bundle_dir, agent=agent, model=kind_model or None)
+            problems = install_problems(  # the models that make deploy_agent pick `llm`
+                filled, self.host, bundle_dir, agent=agent, model=model, configured_model=self.config.raw("model.model")
+            )
             if problems:
                 raise TaskError("\n".join(problems))
             cached = (task, planned)

@@ -48,7 +48,10 @@ class DeployAgentSettings(StepSettings):
     env: str = Field(description="The deploy_env step whose world the agent acts in.")
     kind: str | None = Field(
         None,
-        description="Agent kind; absent = the `--agent` kind, else `llm` when a model is configured, else `scripted`.",
+        description=(
+            "Agent kind; absent = the `--agent` kind, else `llm` with `--model` or when a model is configured "
+            "and the settings give no policy, else `scripted`."
+        ),
     )
     settings: dict[str, Any] = Field(default_factory=dict, description="The agent kind's settings.")
     role: str = Field("default", min_length=1, description="The role whose tools the agent sees and calls.")
@@ -127,11 +130,17 @@ def choose_kind(settings: DeployAgentSettings, ctx: StepContext) -> tuple[str, P
         kind = str(wanted)
     elif policy is not None:
         kind = "scripted"
-    elif overrides.get("model") or ctx.config.raw("model.model"):
-        kind = "llm"
+    elif overrides.get("model") or (ctx.config.raw("model.model") and not gives_agent(settings.settings)):
+        kind = "llm"  # `--model` asks for it; config [model] alone does not replace the task's own agent
     else:
         kind = "scripted"
     return kind, policy if kind == "scripted" else None
+
+
+def gives_agent(settings: dict[str, Any]) -> bool:
+    """Whether a deploy_agent step brings its own agent (a scripted policy): config `[model]` is then for the
+    kinds and judges that use it, and the user asks for `llm` by `--agent llm` or `--model`."""
+    return bool(settings.get("policy") or settings.get("policy_data"))
 
 
 def bundle_agent_file(name: str, ctx: StepContext) -> Path | None:

@@ -29,7 +29,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from agentenv_steps import _artifacts
 from agentenv_steps._common import CoreStep, StepSettings, StrList, validation_message
-from agentenv_steps.persona import llm_responder, model_settings
+from agentenv_steps.persona import llm_responder, model_configured
 
 INLINE = "inline"
 WORLD_DIR = "world"
@@ -146,9 +146,8 @@ class DeployEnv(CoreStep[DeployEnvSettings]):
         if callable(getattr(host, "observes", None)) and host.observes("tool_called"):
             world.on_tool_call = lambda event: host.notify("tool_called", event=event)
         world.set_clock(settings.start, mode="frozen")
-        model = model_settings(ctx)
-        if model is not None:  # persona triggers with `reply.llm = true` answer through the configured model
-            world.responder = llm_responder(model, ctx.seed)
+        if model_configured(ctx):  # persona triggers with `reply.llm = true` answer through the configured model
+            world.responder = llm_responder(ctx, ctx.seed)
         stop_servers = _attach_mcp(settings, world)  # each deploy starts its own servers: their state is theirs
         ctx.add_resource(step_id, world, _teardown(ctx, step_id, world, stop_servers))
         return {

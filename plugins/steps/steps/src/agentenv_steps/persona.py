@@ -29,11 +29,29 @@ def model_settings(ctx: StepContext) -> dict[str, Any] | None:
     return {"base_url": str(base_url).rstrip("/"), "model": model, "api_key": api_key}
 
 
-def llm_responder(settings: dict[str, Any], seed: int, timeout: float = 60.0) -> Any:
-    """A `World.responder`: (persona, message, instruction) → reply text from the model."""
+def model_configured(ctx: StepContext) -> bool:
+    """Whether `[model]` (or `--model`) names an endpoint and a model, read without resolving references: a
+    world whose triggers never reply by model must not fail because `api_key = "env:…"` is unset."""
+    model = (ctx.overrides or {}).get("model") or ctx.config.raw("model.model")
+    return bool(ctx.config.raw("model.base_url") and model)
+
+
+def llm_responder(ctx: StepContext, seed: int, timeout: float = 60.0) -> Any:
+    """A `World.responder`: (persona, message, instruction) → reply text from the model. `[model]` is resolved
+    at the first reply, so an unset key fails that reply (recorded on the trigger), not the run."""
+    resolved: dict[str, Any] = {}
 
     def respond(persona: str, message: Message, instruction: str) -> str:
         import httpx
+
+        if not resolved:
+            try:
+                resolved.update(model_settings(ctx) or {})
+            except StepFailed as exc:
+                raise RuntimeError(str(exc)) from None
+            if not resolved:
+                raise RuntimeError("config [model]: no base_url and model are configured")
+        settings = resolved
 
         body = {
             "model": settings["model"],

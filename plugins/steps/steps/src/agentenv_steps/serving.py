@@ -41,7 +41,7 @@ from agentenv_steps.deploy import (
     _make_envs,
     _roles,
 )
-from agentenv_steps.persona import model_settings
+from agentenv_steps.persona import model_configured
 
 LAUNCH_FILE = f"{WORLD_DIR}/serve.sh"
 PROBE = "import agentenv_gateway, sys; print(sys.executable)"
@@ -325,7 +325,7 @@ async def _start_served(
         except WorldError as exc:
             world.close()
             raise StepFailed(f"field `start`: the served world refused the clock: {exc}") from None
-        if model_settings(ctx) is not None:
+        if model_configured(ctx):
             ctx.log(
                 f"{step_id}: persona replies by model run only in process; the served world answers with fixed text"
             )
