@@ -95,14 +95,14 @@ def find_config_file(cwd: Path | None = None, environ: Mapping[str, str] | None 
 
 
 def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Defaults, then the file, then the layers plugins add (hook `agentenv_config_layer`: the runtime's
+    `AGENTENV_<TABLE>__<KEY>` variables); `agentenv run` flags go over all of them."""
     path = find_config_file(cwd, environ)
     values: dict[str, Any] = {table: dict(entries) for table, entries in DEFAULTS.items()}
     sources: dict[str, str] = {}
     warnings: list[str] = []
-    if path is None:
-        return Config(values, sources, None, warnings)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8")) if path else {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc} (fix the syntax at that line)") from exc
     for table, content in data.items():
@@ -112,6 +112,9 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
         if not isinstance(content, dict):
             raise ConfigError(f"{path}: `{table}` must be a table ([{table}]), not a {type(content).__name__}")
         _merge(values.setdefault(table, {}), content, table, str(path), sources)
+    from agentenv.plugins.host import get_host
+
+    get_host().notify("config_layer", values=values, sources=sources, environ=os.environ if environ is None else environ)
     return Config(values, sources, path, warnings)
 
 
