@@ -74,7 +74,9 @@ def test_explain_says_what_a_key_is_and_where_it_is_set(
     assert typo.returncode != 0 and "did you mean sandbox.default" in typo.stderr
 
 
-def test_sources_lists_every_layer_in_order(tmp_path: Path, agentenv: Agentenv, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sources_lists_every_layer_in_order(
+    tmp_path: Path, agentenv: Agentenv, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(_project(tmp_path, "[run]\nseed = 1\n"))
     monkeypatch.setenv("AGENTENV_RUN__SEED", "2")
     layers = agentenv("config", "sources", "--json").json()["layers"]

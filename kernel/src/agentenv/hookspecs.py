@@ -119,5 +119,6 @@ class AgentenvSpecs:
         some plugin implements it, so it costs nothing otherwise."""
 
     @hookspec
-    def agentenv_config_layer(self, values: dict[str, Any], sources: dict[str, str], environ: Mapping[str, str]) -> None:
+    def agentenv_config_layer(self, values: dict[str, Any], sources: dict[str, str],
+                              environ: Mapping[str, str]) -> None:  # fmt: skip
         """A config layer over the file: change `values` in place and name each changed key's source."""

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 _TRIGGERS = "agentenv_runtime.world.triggers"
 _CLI = "agentenv_runtime.cli"
+_CONFIG = f"{_CLI}.config_cmds"
 
 
 @hookimpl
@@ -41,9 +42,9 @@ def agentenv_register_cli_commands() -> list[CliCommand]:
         CliCommand(
             "registry", "Push, pull and list bundles, tasks, artifacts, agents, envs.", f"{_CLI}.registry_cmd:app"
         ),
-        CliCommand("config explain", "What a key does, its type, default, source and reader.", f"{_CLI}.config_cmds:explain"),
-        CliCommand("config sources", "Every config layer in order, with what each found.", f"{_CLI}.config_cmds:sources"),
-        CliCommand("config debug", "Everything config loading saw, keys no plugin reads.", f"{_CLI}.config_cmds:debug"),
+        CliCommand("config explain", "What a key does, its type, default, source and reader.", f"{_CONFIG}:explain"),
+        CliCommand("config sources", "Every config layer in order, with what each found.", f"{_CONFIG}:sources"),
+        CliCommand("config debug", "Everything config loading saw, keys no plugin reads.", f"{_CONFIG}:debug"),
         CliCommand(
             "plugin new",
             "Scaffold a plugin distribution (env, step, sandbox, store, trigger, agent) that passes its own tests.",

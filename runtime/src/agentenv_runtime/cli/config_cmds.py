@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from agentenv import fail, get_host, print_json, print_table
-from agentenv.config import CONFIG_VAR, ConfigError, Config, display_value, find_config_file, load_config
+from agentenv.config import CONFIG_VAR, Config, ConfigError, display_value, find_config_file, load_config
 
 from agentenv_runtime.config.catalog import catalog
 from agentenv_runtime.config.env_layer import env_keys

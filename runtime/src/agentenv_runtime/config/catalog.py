@@ -53,7 +53,8 @@ def _fields(prefix: str, model: Any, reader: str) -> list[KeyInfo]:
     found = []
     for name, field in getattr(model, "model_fields", {}).items():
         default = None if field.is_required() else field.get_default(call_default_factory=True)
-        found.append(KeyInfo(f"{prefix}.{name}", field.description or "", _type_name(field.annotation), default, reader))
+        does, kind = field.description or "", _type_name(field.annotation)
+        found.append(KeyInfo(f"{prefix}.{name}", does, kind, default, reader))
     return found
 
 
