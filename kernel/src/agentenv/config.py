@@ -62,19 +62,13 @@ class Config:
         table = self.raw(f"plugins.{dist}", {})
         return dict(table) if isinstance(table, dict) else {}
 
-    def flat(self) -> list[tuple[str, Any, str]]:
-        """(dotted key, raw value, source) for every leaf, in sorted order."""
+    def flat(self, prefix: str = "", node: dict[str, Any] | None = None) -> list[tuple[str, Any, str]]:
+        """(dotted key, raw value, source) for every leaf (under table `node` at `prefix`), in sorted order."""
         rows: list[tuple[str, Any, str]] = []
-
-        def walk(prefix: str, node: dict[str, Any]) -> None:
-            for key in sorted(node):
-                dotted = f"{prefix}.{key}" if prefix else key
-                if isinstance(node[key], dict):
-                    walk(dotted, node[key])
-                else:
-                    rows.append((dotted, node[key], self.sources.get(dotted, "default")))
-
-        walk("", self.values)
+        for key, value in sorted((self.values if node is None else node).items()):
+            dotted = f"{prefix}.{key}" if prefix else key
+            leaf = [(dotted, value, self.sources.get(dotted, "default"))]
+            rows += self.flat(dotted, value) if isinstance(value, dict) else leaf
         return rows
 
 
@@ -87,22 +81,17 @@ def find_config_file(cwd: Path | None = None, environ: Mapping[str, str] | None 
             raise ConfigError(f"{CONFIG_VAR}={named}: no such file (unset {CONFIG_VAR} or point it at a config.toml)")
         return path
     here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / CONFIG_RELPATH
-        if candidate.is_file():
-            return candidate
-    return None
+    return next((f / CONFIG_RELPATH for f in (here, *here.parents) if (f / CONFIG_RELPATH).is_file()), None)
 
 
 def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Defaults, the file, then plugins' layers (hook agentenv_config_layer); `agentenv run` flags go over all."""
+    environ = os.environ if environ is None else environ
     path = find_config_file(cwd, environ)
-    values: dict[str, Any] = {table: dict(entries) for table, entries in DEFAULTS.items()}
-    sources: dict[str, str] = {}
-    warnings: list[str] = []
-    if path is None:
-        return Config(values, sources, None, warnings)
+    config = Config({table: dict(entries) for table, entries in DEFAULTS.items()}, {}, path)
+    values, sources, warnings = config.values, config.sources, config.warnings
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8")) if path else {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc} (fix the syntax at that line)") from exc
     except UnicodeDecodeError as exc:
@@ -121,7 +110,10 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
         if not isinstance(content, dict):
             raise ConfigError(f"{path}: `{table}` must be a table ([{table}]), not a {type(content).__name__}")
         _merge(values.setdefault(table, {}), content, table, str(path), sources)
-    return Config(values, sources, path, warnings)
+    from agentenv.plugins.host import get_host
+
+    get_host().notify("config_layer", values=values, sources=sources, environ=environ)
+    return config
 
 
 def _merge(target: dict[str, Any], new: dict[str, Any], prefix: str, source: str, sources: dict[str, str]) -> None:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from agentenv.contracts import (
         AgentKind,
         BundleRef,
@@ -115,3 +117,8 @@ class AgentenvSpecs:
     def agentenv_tool_called(self, event: dict[str, Any]) -> None:
         """Observer: a world recorded a tool call (the trajectory event as a dict). Worlds call it only when
         some plugin implements it, so it costs nothing otherwise."""
+
+    @hookspec
+    def agentenv_config_layer(self, values: dict[str, Any], sources: dict[str, str],
+                              environ: Mapping[str, str]) -> None:  # fmt: skip
+        """A config layer over the file: change `values` in place and name each changed key's source."""

@@ -4,6 +4,7 @@ kinds and the commands that build, run and inspect worlds and tasks."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentenv.contracts import ClassRef, CliCommand
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 
 _TRIGGERS = "agentenv_runtime.world.triggers"
 _CLI = "agentenv_runtime.cli"
+_CONFIG = f"{_CLI}.config_cmds"
 
 
 @hookimpl
@@ -44,6 +46,9 @@ def agentenv_register_cli_commands() -> list[CliCommand]:
         CliCommand(
             "registry", "Push, pull and list bundles, tasks, artifacts, agents, envs.", f"{_CLI}.registry_cmd:app"
         ),
+        CliCommand("config explain", "What a key does, its type, default, source and reader.", f"{_CONFIG}:explain"),
+        CliCommand("config sources", "Every config layer in order, with what each found.", f"{_CONFIG}:sources"),
+        CliCommand("config debug", "Everything config loading saw, keys no plugin reads.", f"{_CONFIG}:debug"),
         CliCommand(
             "plugin new",
             "Scaffold a plugin distribution (env, step, sandbox, store, trigger, agent) that passes its own tests.",
@@ -78,3 +83,12 @@ if os.environ.get("AGENTENV_EVENTS"):  # the event log's observers exist only wh
         agentenv_step_started,
         agentenv_tool_called,
     )
+
+
+@hookimpl
+def agentenv_config_layer(values: dict[str, Any], sources: dict[str, str], environ: Mapping[str, str]) -> None:
+    """`AGENTENV_<TABLE>__<KEY>` variables over the config file (see `config/env_layer.py`)."""
+    if any("__" in name and name.upper().startswith("AGENTENV_") for name in environ):
+        from agentenv_runtime.config.env_layer import apply
+
+        apply(values, sources, environ)

@@ -1,0 +1,1 @@
+"""Config beyond the kernel's file: the `AGENTENV_*` variable layer and `agentenv config explain|sources|debug`."""
