@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentenv.config import DEFAULTS
-from agentenv.contracts import Registries, kinds
+from agentenv.contracts import Kind, Registries, kinds
 
 RUNTIME = "agentenv-runtime"
 
@@ -64,7 +64,8 @@ def catalog(host: Registries) -> dict[str, KeyInfo]:
         KeyInfo(key, does, kind, DEFAULTS.get(key.split(".")[0], {}).get(key.split(".")[1]), RUNTIME)
         for key, (kind, does) in _CORE.items()
     ]
-    for kind in (kinds.SANDBOX_PROVIDERS, kinds.STORES):
+    with_settings: tuple[Kind[Any], ...] = (kinds.SANDBOX_PROVIDERS, kinds.STORES)
+    for kind in with_settings:
         for name, entry in host.usable(kind).items():
             settings = getattr(entry.obj, "Settings", None)
             table = name.split(":", 1)[0] if kind is kinds.STORES else name  # a store's table is its kind
