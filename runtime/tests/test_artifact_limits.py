@@ -40,6 +40,27 @@ def test_too_large_files_and_gzip_bombs_are_refused(tmp_path: Path, monkeypatch:
     assert Artifact.from_file(small).data == DOCUMENT["data"]
 
 
+def test_a_gzip_bomb_is_refused_before_it_fills_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bomb is measured a chunk at a time: memory stays near one chunk, not the limit (or twice it, as when
+    it was inflated into one growing buffer: 1.09 GB at the default 512 MiB)."""
+    import tracemalloc
+    import zlib
+
+    limit = 64 * 1024 * 1024
+    monkeypatch.setattr(artifact_module, "MAX_ARTIFACT_BYTES", limit)
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zeros = bytes(1024 * 1024)
+    bomb = b"".join(packer.compress(zeros) for _ in range(96)) + packer.flush()  # 96 MiB inflated, ~100 KB packed
+    tracemalloc.start()
+    try:
+        with pytest.raises(ArtifactError, match="once decompressed"):
+            Artifact.from_bytes(bomb, source="bomb.json.gz")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB while refusing a bomb over a {limit >> 20} MiB limit"
+
+
 def test_non_utf8_and_deep_json_are_artifact_errors(tmp_path: Path) -> None:
     with pytest.raises(ArtifactError, match="not valid JSON"):
         Artifact.from_bytes(b'{"name": "\xff"}', source="x.json")
