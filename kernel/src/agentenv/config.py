@@ -84,6 +84,11 @@ def find_config_file(cwd: Path | None = None, environ: Mapping[str, str] | None 
     return next((f / CONFIG_RELPATH for f in (here, *here.parents) if (f / CONFIG_RELPATH).is_file()), None)
 
 
+plugin_layers: Callable[..., None] | None = None
+"""Plugins' `agentenv_config_layer` hooks (the runtime's AGENTENV_* variables), set by the plugin host when it
+starts (every `agentenv` command has one), so this module never imports the host."""
+
+
 def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
     """Defaults, the file, then plugins' layers (hook agentenv_config_layer); `agentenv run` flags go over all."""
     environ = os.environ if environ is None else environ
@@ -110,9 +115,8 @@ def load_config(cwd: Path | None = None, environ: Mapping[str, str] | None = Non
         if not isinstance(content, dict):
             raise ConfigError(f"{path}: `{table}` must be a table ([{table}]), not a {type(content).__name__}")
         _merge(values.setdefault(table, {}), content, table, str(path), sources)
-    from agentenv.plugins.host import get_host
-
-    get_host().notify("config_layer", values=values, sources=sources, environ=environ)
+    if plugin_layers is not None:
+        plugin_layers(values=values, sources=sources, environ=environ)
     return config
 
 

@@ -11,6 +11,7 @@ whole, with the reason recorded; every other plugin keeps working.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
 import types
@@ -19,7 +20,7 @@ from typing import Any, Generic, TypeVar, cast
 
 import pluggy
 
-from agentenv import hookspecs
+from agentenv import config, hookspecs
 from agentenv.contracts import kinds
 from agentenv.contracts.ref import ClassRef, load_target
 from agentenv.contracts.registry import Kind
@@ -361,6 +362,7 @@ def get_host() -> PluginHost:
     global _HOST
     if _HOST is None:
         _HOST = PluginHost()
+        config.plugin_layers = functools.partial(_HOST.notify, "config_layer")
     return _HOST
 
 

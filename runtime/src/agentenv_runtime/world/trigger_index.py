@@ -8,16 +8,14 @@ costs two dictionary lookups.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agentenv.contracts import Message, ToolCallEvent
+from agentenv.contracts import Message, ToolCallEvent, TriggerKind
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from agentenv_runtime.world.world import _Armed
+from agentenv_runtime.world.triggers import TriggerDef
 
 MESSAGE_KINDS = frozenset({"persona", "tool_call"})
 
@@ -57,10 +55,49 @@ def event_from_state(saved: dict[str, Any] | None) -> ToolCallEvent | None:
     return ToolCallEvent(**{**saved, "message": message})
 
 
+@dataclass
+class Armed:
+    """A registered trigger and its runtime state (part of every snapshot)."""
+
+    definition: TriggerDef
+    kind: TriggerKind[Any]
+    anchor: datetime | None = None
+    fired: int = 0
+    next_at: datetime | None = None
+    last_holds: bool = False
+    enabled: bool = True
+    last_error: dict[str, Any] | None = None
+    """Why the last firing failed (an action's tool error, a reply that could not be sent, a trigger loop)."""
+    firing: bool = False
+    """Its actions are running now (an executor agent at work, a barrier holding a call)."""
+    waiting: str | None = None
+    """`queued` (a delay) or `deferred` (outside working hours) while a firing's actions wait their time."""
+
+    @property
+    def spent(self) -> bool:
+        """Fired, and neither the definition nor the kind asks for more."""
+        return self.fired > 0 and not (self.definition.repeat or self.kind.repeats())
+
+    @property
+    def status(self) -> str:
+        """The reference protocol's trigger status: `armed` (waiting), `firing` (its actions are running),
+        `queued` (a delay) or `deferred` (outside working hours) before its actions run, `fired` (spent),
+        `failed` (spent, and an action of its last firing failed: `last_error` says why) or `cancelled`."""
+        if not self.enabled:
+            return "cancelled"
+        if self.firing:
+            return "firing"
+        if self.waiting is not None:
+            return self.waiting
+        if not self.spent:
+            return "armed"
+        return "failed" if self.last_error is not None else "fired"
+
+
 class TriggerIndex:
-    def __init__(self, triggers: Mapping[str, _Armed], pending: list[Pending]) -> None:
-        self.by_tool: dict[str, list[_Armed]] = {}
-        self.every_call: list[_Armed] = []
+    def __init__(self, triggers: Mapping[str, Armed], pending: list[Pending]) -> None:
+        self.by_tool: dict[str, list[Armed]] = {}
+        self.every_call: list[Armed] = []
         order: dict[str, int] = {}
         for position, (trigger_id, armed) in enumerate(triggers.items()):
             order[trigger_id] = position
@@ -74,7 +111,7 @@ class TriggerIndex:
                 for tool in tools:
                     self.by_tool.setdefault(tool, []).append(armed)
         self._order = order
-        self._merged: dict[str, list[_Armed]] = {}
+        self._merged: dict[str, list[Armed]] = {}
         self.watch_messages = any(a.definition.kind in MESSAGE_KINDS for a in triggers.values())
         timed = [a for a in triggers.values() if a.enabled and a.next_at is not None]
         self._timed = min(timed, key=lambda a: (a.next_at, a.definition.id)) if timed else None
@@ -82,7 +119,7 @@ class TriggerIndex:
         dues = [d for d in (self._timed.next_at if self._timed else None, self._pending and self._pending.due) if d]
         self.earliest: datetime | None = min(dues) if dues else None
 
-    def candidates(self, tool: str) -> list[_Armed]:
+    def candidates(self, tool: str) -> list[Armed]:
         """The triggers a call of `tool` may fire, in the order they were registered."""
         if tool not in self.by_tool:
             return self.every_call
@@ -92,7 +129,7 @@ class TriggerIndex:
             self._merged[tool] = merged
         return merged
 
-    def next_due(self) -> _Armed | Pending | None:
+    def next_due(self) -> Armed | Pending | None:
         """The next thing on the timeline; a waiting firing goes before a time trigger due at the same instant."""
         timed, pending = self._timed, self._pending
         if pending is None:

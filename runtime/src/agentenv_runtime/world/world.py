@@ -28,6 +28,7 @@ from agentenv_runtime.world.clock import END_OF_TIME, START_OF_TIME, ClockMode, 
 from agentenv_runtime.world.rbac import DEFAULT_ROLE, Rbac
 from agentenv_runtime.world.schedule import WorkingHours, zone_named
 from agentenv_runtime.world.trajectory import Trajectory
+from agentenv_runtime.world.trigger_index import Armed as _Armed
 from agentenv_runtime.world.trigger_index import Pending, TriggerIndex, event_from_state, event_state
 from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS, Action, TriggerDef, lookup, matches
 
@@ -55,45 +56,6 @@ class ToolOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": True, "result": self.result} if self.error is None else {"ok": False, "error": self.error}
-
-
-@dataclass
-class _Armed:
-    """A registered trigger and its runtime state (part of every snapshot)."""
-
-    definition: TriggerDef
-    kind: TriggerKind[Any]
-    anchor: datetime | None = None
-    fired: int = 0
-    next_at: datetime | None = None
-    last_holds: bool = False
-    enabled: bool = True
-    last_error: dict[str, Any] | None = None
-    """Why the last firing failed (an action's tool error, a reply that could not be sent, a trigger loop)."""
-    firing: bool = False
-    """Its actions are running now (an executor agent at work, a barrier holding a call)."""
-    waiting: str | None = None
-    """`queued` (a delay) or `deferred` (outside working hours) while a firing's actions wait their time."""
-
-    @property
-    def spent(self) -> bool:
-        """Fired, and neither the definition nor the kind asks for more."""
-        return self.fired > 0 and not (self.definition.repeat or self.kind.repeats())
-
-    @property
-    def status(self) -> str:
-        """The reference protocol's trigger status: `armed` (waiting), `firing` (its actions are running),
-        `queued` (a delay) or `deferred` (outside working hours) before its actions run, `fired` (spent),
-        `failed` (spent, and an action of its last firing failed: `last_error` says why) or `cancelled`."""
-        if not self.enabled:
-            return "cancelled"
-        if self.firing:
-            return "firing"
-        if self.waiting is not None:
-            return self.waiting
-        if not self.spent:
-            return "armed"
-        return "failed" if self.last_error is not None else "fired"
 
 
 @dataclass(frozen=True)

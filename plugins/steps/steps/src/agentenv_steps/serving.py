@@ -32,7 +32,8 @@ from agentenv.contracts import Sandbox, SandboxSpec, StepContext, StepFailed, ki
 from agentenv_runtime import RUN_LABEL, Env, NoSandbox, World, WorldError, create_in_chain, make_provider
 
 from agentenv_steps._common import plugin_host
-from agentenv_steps.deploy import (
+from agentenv_steps.persona import model_configured
+from agentenv_steps.world_plan import (
     INLINE,
     WORLD_DIR,
     DeployEnvSettings,
@@ -41,7 +42,6 @@ from agentenv_steps.deploy import (
     _make_envs,
     _roles,
 )
-from agentenv_steps.persona import model_configured
 
 LAUNCH_FILE = f"{WORLD_DIR}/serve.sh"
 PROBE = "import agentenv_gateway, sys; print(sys.executable)"
