@@ -12,11 +12,13 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pathlib is imported where a path is made: `agentenv --help` loads this module, not pathlib
+    from pathlib import Path
 
 CONFIG_VAR = "AGENTENV_CONFIG"
-CONFIG_RELPATH = Path(".agentenv") / "config.toml"
+CONFIG_RELPATH = os.path.join(".agentenv", "config.toml")
 KNOWN_TABLES = ("plugins", "sandbox", "store", "model", "run", "world", "agents")
 DEFAULTS: dict[str, dict[str, Any]] = {
     "store": {"document": "sqlite", "object": "filesystem", "secret": "env", "image": "local"},
@@ -73,6 +75,8 @@ class Config:
 
 
 def find_config_file(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path | None:
+    from pathlib import Path
+
     environ = os.environ if environ is None else environ
     named = environ.get(CONFIG_VAR)
     if named:
