@@ -37,7 +37,7 @@ def _plugin_commands(group: str = "") -> dict[str, CliCommand]:
     found = {}
     for name, entry in get_host().registry(kinds.CLI_COMMANDS).items():
         parent, _, sub = name.partition(" ")
-        if (sub and parent == group) or (not sub and not group and name not in KERNEL_COMMANDS):
+        if (sub and parent == group and " " not in sub) or (not sub and not group and name not in KERNEL_COMMANDS):
             found[sub or name] = replace(entry.obj, help=f"{entry.obj.help} ({entry.dist})")
     return found
 
