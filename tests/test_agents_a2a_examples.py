@@ -9,7 +9,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import httpx
 import pytest
 from agentenv_harness.testkit import script
 from agentenv_model_standin.api import StandInModel
+from agentenv_testing.services import free_port
 from agentenv_testing.wheels import framework_venv, uv_binary
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -45,12 +45,6 @@ def readme_block() -> str:
     """The README's `[agents.a2a]` block, as a user copies it."""
     (block,) = re.findall(r"```toml\n(\[agents\.a2a\].*?)```", (EXAMPLES / "README.md").read_text(), re.S)
     return str(block)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def wait_for_card(served: Served, deadline: float = 240) -> None:

@@ -4,31 +4,21 @@
     OPENAI_BASE_URL=http://127.0.0.1:8788/v1 OPENAI_API_KEY=unused python agent.py --port 9101
 
 The model is any OpenAI-compatible Chat Completions endpoint (`OPENAI_BASE_URL`, `OPENAI_API_KEY`, `--model`).
-The world's tools arrive with each A2A message: agentenv's `a2a` agent kind puts the world's MCP endpoint in
-the message metadata under `urn:agentenv:world/v1`, and the agent connects the SDK's own MCP client to it.
+Each A2A message carries the world's MCP endpoint (see ../serve_a2a.py); the SDK's own MCP client connects to it.
 """
 
 from __future__ import annotations
 
-import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
-import uvicorn
-from a2a.helpers import new_task_from_user_message, new_text_part
-from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentExtension, AgentInterface, AgentSkill
 from agents import Agent, OpenAIChatCompletionsModel, Runner, SQLiteSession, set_tracing_disabled
 from agents.mcp import MCPServerStreamableHttp
-from google.protobuf.json_format import MessageToDict
 from openai import AsyncOpenAI
-from starlette.applications import Starlette
 
-WORLD = "urn:agentenv:world/v1"
-"""Where agentenv puts the world in each message's metadata: {"mcp": {"url", "headers"}, "role"}."""
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the A2A glue both examples share
+from serve_a2a import serve
 
 INSTRUCTIONS = (
     "You are Acme's billing lead. Resolve the customer's support ticket with the tools you have: read the "
@@ -37,8 +27,9 @@ INSTRUCTIONS = (
 )
 
 
-# ---- the agent: plain OpenAI Agents SDK ---------------------------------------------------------------------
 class SupportAgent:
+    """Plain OpenAI Agents SDK: an `Agent` with the world's tools as an MCP server, run by `Runner`."""
+
     def __init__(self, model: str) -> None:
         set_tracing_disabled(True)  # traces would go to OpenAI's servers; the run stays on this machine
         self.model = OpenAIChatCompletionsModel(model=model, openai_client=AsyncOpenAI())
@@ -53,56 +44,5 @@ class SupportAgent:
         return str(result.final_output)
 
 
-# ---- the glue: one A2A task per message, the world taken from its metadata -----------------------------------
-class Executor(AgentExecutor):
-    def __init__(self, agent: SupportAgent) -> None:
-        self.agent = agent
-
-    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        assert context.message is not None
-        task = context.current_task
-        if task is None:
-            task = new_task_from_user_message(context.message)
-            await event_queue.enqueue_event(task)
-        updater = TaskUpdater(event_queue, task.id, task.context_id)
-        world = MessageToDict(context.message.metadata).get(WORLD)
-        if world is None:
-            await updater.failed(updater.new_agent_message([new_text_part(f"no world: send it as {WORLD}")]))
-            return
-        await updater.start_work()
-        try:
-            text = await self.agent.answer(context.get_user_input(), world, task.context_id)
-        except Exception as exc:  # the caller sees why the task failed
-            await updater.failed(updater.new_agent_message([new_text_part(f"{type(exc).__name__}: {exc}")]))
-            return
-        await updater.add_artifact([new_text_part(text)], name="answer")
-        await updater.complete()
-
-    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        raise NotImplementedError("tasks run to the end")
-
-
-def app(agent: SupportAgent, url: str) -> Starlette:
-    card = AgentCard(
-        name="Acme billing lead (OpenAI Agents SDK)",
-        description="Resolves support tickets in an agentenv world.",
-        version="1.0.0",
-        supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")],
-        capabilities=AgentCapabilities(
-            streaming=True, extensions=[AgentExtension(uri=WORLD, description="acts in the world sent with it")]
-        ),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
-        skills=[AgentSkill(id="support", name="Support", description="Refunds, tickets, emails.", tags=["support"])],
-    )
-    handler = DefaultRequestHandler(agent_executor=Executor(agent), task_store=InMemoryTaskStore(), agent_card=card)
-    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")])
-
-
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=9101)
-    parser.add_argument("--model", default="gpt-4o-mini", help="model name sent to the endpoint")
-    args = parser.parse_args()
-    uvicorn.run(app(SupportAgent(args.model), f"http://{args.host}:{args.port}/"), host=args.host, port=args.port)
+    serve(SupportAgent, name="Acme billing lead (OpenAI Agents SDK)", port=9101)
