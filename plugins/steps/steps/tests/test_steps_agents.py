@@ -283,6 +283,16 @@ def test_persona_replies_are_written_by_the_configured_model(runs, tmp_path: Pat
     assert "Would store credit work?" in prompt_text
 
 
+def test_persona_replies_on_another_api_are_refused_naming_it(runs, tmp_path: Path, chat_stub, chat_requests):
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": chat_stub, "model": "persona-model", "api": "anthropic"}
+    record = runs(_persona_task(llm=True), config=config)
+    assert chat_requests == []
+    assert "openai-chat (<base_url>/chat/completions) only, and api is 'anthropic'" in json.dumps(
+        runs.trajectory(record)
+    )
+
+
 def test_without_a_model_the_scripted_reply_text_is_sent(runs, tmp_path: Path, chat_stub, chat_requests):
     record = runs(_persona_task(llm=True), config=temporary_config(tmp_path))
     replies = [e for e in runs.trajectory(record) if e["kind"] == "reply"]
