@@ -91,7 +91,7 @@ def served(request: pytest.FixtureRequest) -> Iterator[Served]:
                 process.communicate()
 
 
-def run_task(tmp_path: Path, served: Served) -> tuple[int, dict[str, Any], str, float]:
+def run_task(tmp_path: Path, served: Served, *flags: str) -> tuple[int, dict[str, Any], str, float]:
     block = readme_block().replace("http://127.0.0.1:9101", served.url)
     assert served.url in block
     config = tmp_path / "config.toml"
@@ -102,7 +102,7 @@ def run_task(tmp_path: Path, served: Served) -> tuple[int, dict[str, Any], str, 
     env = {"AGENTENV_CONFIG": str(config), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     began = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "agentenv", "run", "support-refund", "--agent", "a2a", "--json"],
+        [sys.executable, "-m", "agentenv", "run", "support-refund", "--agent", "a2a", "--json", *flags],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600,
     )  # fmt: skip
     took = time.monotonic() - began
@@ -123,13 +123,21 @@ def world_calls(tmp_path: Path, run_id: str) -> list[tuple[str, str]]:
     return [(e["tool"], e["role"]) for e in events if e.get("kind") == "tool_call"]
 
 
-@pytest.mark.parametrize(("name", "score"), [("support-refund-solve", 1.0), ("support-refund-wrong", 0.25)])
+@pytest.mark.parametrize(
+    ("name", "score", "flags"),
+    [
+        ("support-refund-solve", 1.0, ()),
+        ("support-refund-wrong", 0.25, ()),
+        ("support-refund-solve", 1.0, ("--sandbox", "process")),  # the world served in a subprocess: its own MCP
+    ],
+    ids=["solve", "wrong", "solve-process-sandbox"],
+)
 def test_the_framework_agent_resolves_support_refund_over_a2a(
-    tmp_path: Path, served: Served, name: str, score: float
+    tmp_path: Path, served: Served, name: str, score: float, flags: tuple[str, ...]
 ) -> None:
     served.model.use(script(name))
     before = len(served.model.requests)
-    code, result, stderr, took = run_task(tmp_path, served)
+    code, result, stderr, took = run_task(tmp_path, served, *flags)
     (task,) = result["tasks"]
     assert task["score"] == pytest.approx(score), stderr
     assert code == (0 if score == 1.0 else 1)
