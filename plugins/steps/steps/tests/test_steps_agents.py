@@ -190,6 +190,36 @@ def test_a_kind_table_and_model_url_override_the_model_table(runs, step, tmp_pat
     assert len(chat_requests) == 2
 
 
+def test_a_kind_table_gives_any_setting_of_its_kind(runs, step, tmp_path: Path, chat_stub, chat_requests):
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    config.values["agents"] = {"llm": {"base_url": chat_stub, "system_prompt": "From the kind table."}}
+    steps = (deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "kind": "llm"}, prompt("ask", "agent"))
+    record = runs(task(*steps), config=config)
+    assert record["status"] == "succeeded", record["steps"]
+    [request] = chat_requests
+    assert request["body"]["messages"][0] == {"role": "system", "content": "From the kind table."}
+    no_url = runs(task(deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "kind": "a2a"}))
+    assert (
+        "settings.url: Field required (give `url` in the step's settings, or set [agents.a2a] url in "
+        in step(no_url, "agent")["error"]
+    )
+
+
+def test_a_wrong_api_in_the_config_names_the_table_the_file_and_the_fix(runs, step, tmp_path: Path, chat_stub):
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": chat_stub, "model": "m", "api": "responses"}
+    steps = (deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "kind": "llm"})
+    record = runs(task(*steps), config=config)
+    error = step(record, "agent")["error"]
+    assert "settings.api: Value error, 'responses' is not an API the llm agent speaks" in error
+    assert "openai-chat" in error and "openai-responses" in error and "anthropic" in error
+    assert "(`api` comes from [model] api, set in .agentenv/config.toml: fix it there)" in error
+    config.sources["model.api"] = "env AGENTENV_MODEL__API"
+    again = step(runs(task(*steps), config=config), "agent")["error"]
+    assert "(`api` comes from [model] api, set in env AGENTENV_MODEL__API: fix it there)" in again
+
+
 @pytest.mark.parametrize(
     ("bad", "where"),
     [
@@ -251,6 +281,16 @@ def test_persona_replies_are_written_by_the_configured_model(runs, tmp_path: Pat
     prompt_text = request["body"]["messages"][0]["content"]
     assert "dana.kim@example.com" in prompt_text and "Insist on a refund." in prompt_text
     assert "Would store credit work?" in prompt_text
+
+
+def test_persona_replies_on_another_api_are_refused_naming_it(runs, tmp_path: Path, chat_stub, chat_requests):
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": chat_stub, "model": "persona-model", "api": "anthropic"}
+    record = runs(_persona_task(llm=True), config=config)
+    assert chat_requests == []
+    assert "openai-chat (<base_url>/chat/completions) only, and api is 'anthropic'" in json.dumps(
+        runs.trajectory(record)
+    )
 
 
 def test_without_a_model_the_scripted_reply_text_is_sent(runs, tmp_path: Path, chat_stub, chat_requests):

@@ -22,7 +22,8 @@ from agentenv_steps.reactions import AgentReactions
 
 POLICY_SUFFIXES = (".toml", ".json")
 MODEL_FIELDS = ("base_url", "api_key", "model", "api")
-"""Settings an agent kind may take from the config's `[agents.<kind>]` table, else its `[model]` table."""
+"""Settings an agent kind may take from the config's `[model]` table when its `[agents.<kind>]` table gives none
+(any other setting of a kind comes from the step, else from `[agents.<kind>]`)."""
 
 
 @dataclass
@@ -87,11 +88,13 @@ class DeployAgent(CoreStep[DeployAgentSettings]):
         except LookupError as exc:
             field = "kind" if settings.kind else "kind (chosen by default)"
             raise StepFailed(f"field `{field}`: {exc}") from None
-        options = agent_options(settings, ctx, kind_cls, policy, implicit=settings.kind is None)
+        sources: dict[str, str] = {}
+        options = agent_options(settings, ctx, kind_cls, policy, implicit=settings.kind is None, sources=sources)
         try:
             validated = kind_cls.Settings.model_validate(options)
         except ValidationError as exc:
-            raise StepFailed(f"{kind} agent: {_settings_hint(validation_message(exc, 'settings.'))}") from None
+            message = _settings_hint(validation_message(exc, "settings."), kind)
+            raise StepFailed(f"{kind} agent: {message}{_from_config(exc, sources, ctx)}") from None
         try:
             agent = kind_cls(validated)
         except Exception as exc:  # the kind's own checks (a policy file that does not parse, …)
@@ -101,15 +104,26 @@ class DeployAgent(CoreStep[DeployAgentSettings]):
         return {"kind": kind, "role": settings.role, "env": settings.env, "tools": len(world.tool_names(settings.role))}
 
 
-def _settings_hint(message: str) -> str:
-    for field in MODEL_FIELDS:
-        if f"settings.{field}: Field required" in message:
-            message += (
-                f" (give `{field}` in the step's settings, or set [model] {field} in .agentenv/config.toml"
-                + (", or pass --model" if field == "model" else "")
-                + ")"
-            )
+def _settings_hint(message: str, kind: str) -> str:
+    for field in re.findall(r"settings\.(\w+): Field required", message):
+        table = "[model]" if field in MODEL_FIELDS else f"[agents.{kind}]"
+        message += (
+            f" (give `{field}` in the step's settings, or set {table} {field} in .agentenv/config.toml"
+            + (", or pass --model" if field == "model" else "")
+            + ")"
+        )
     return message
+
+
+def _from_config(exc: ValidationError, sources: dict[str, str], ctx: StepContext) -> str:
+    """Where the refused values came from, when the config (not the task) gave them: fix them there."""
+    named = sorted({str(err["loc"][0]) for err in exc.errors() if err["loc"] and str(err["loc"][0]) in sources})
+    notes = []
+    for field in named:
+        table, key = sources[field].rsplit(".", 1)
+        where = ctx.config.sources.get(sources[field]) or ctx.config.file or ".agentenv/config.toml"
+        notes.append(f"`{field}` comes from [{table}] {key}, set in {where}: fix it there")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def choose_kind(settings: DeployAgentSettings, ctx: StepContext) -> tuple[str, Path | None]:
@@ -162,8 +176,11 @@ def agent_options(
     policy: Path | None,
     *,
     implicit: bool,
+    sources: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The kind's settings: the step's, with paths resolved, the seed, the system prompt and [model] filled in.
+    """The kind's settings: the step's, with paths resolved, the seed, the system prompt, the kind's own
+    `[agents.<kind>]` table and [model] filled in. `sources` (when given) learns which table gave each setting
+    the config filled in (its dotted key), so an error can send the user to the right line.
 
     When the kind was chosen by default (not named in the task), settings that only other installed kinds
     take are left out, so a task written for a scripted agent still runs with `--model` (the policy is
@@ -171,6 +188,12 @@ def agent_options(
     """
     fields = kind_cls.Settings.model_fields
     options = dict(settings.settings)
+    sources = {} if sources is None else sources
+    table = f"agents.{kind_cls.name}"
+    for field in fields:  # the kind's own table gives any of its settings the step leaves out
+        if field not in options and field not in MODEL_FIELDS and ctx.config.raw(f"{table}.{field}") is not None:
+            options[field] = _config_value(ctx, f"{table}.{field}", field)
+            sources[field] = f"{table}.{field}"
     if implicit and set(options) - set(fields):  # settings meant for another kind go; a typo still fails
         others = {f for entry in ctx.host.usable(kinds.AGENT_KINDS).values() for f in entry.obj.Settings.model_fields}
         dropped = sorted((set(options) - set(fields)) & others)
@@ -203,13 +226,24 @@ def agent_options(
         for table in (f"agents.{kind_cls.name}", "model"):  # the kind's own table first, then [model]
             if value is not None:
                 break
-            try:  # ctx.setting resolves env: and secret: references (secrets from the secret store)
-                value = ctx.setting(f"{table}.{field}")
-            except ConfigError as exc:
-                raise StepFailed(f"field `settings.{field}`: {exc}") from None
+            value = _config_value(ctx, f"{table}.{field}", field)
+            if value is not None:
+                sources[field] = f"{table}.{field}"
         if value is not None:
             options[field] = value
     return options
+
+
+def _config_value(ctx: StepContext, dotted: str, field: str) -> Any:
+    """A config value with `env:` and `secret:` references resolved (secrets from the secret store), in a table
+    too (`headers = { Authorization = "env:TOKEN" }`)."""
+    raw = ctx.config.raw(dotted)
+    if isinstance(raw, dict):
+        return {key: _config_value(ctx, f"{dotted}.{key}", field) for key in raw}
+    try:
+        return ctx.setting(dotted)
+    except ConfigError as exc:
+        raise StepFailed(f"field `settings.{field}`: {exc}") from None
 
 
 def _closer(agent: AgentKind[Any]) -> Callable[[], None]:
