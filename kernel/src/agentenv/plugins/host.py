@@ -369,4 +369,4 @@ def get_host() -> PluginHost:
 def reset_host() -> None:
     """Forget the process-wide host (tests that install or disable plugins)."""
     global _HOST
-    _HOST = None
+    _HOST = config.plugin_layers = None
