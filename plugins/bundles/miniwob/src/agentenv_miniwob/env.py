@@ -220,6 +220,22 @@ class MiniwobEnv(BrowserEnv):
         status = self.status()
         return {"task": status["task"], "goal": self._goal, "done": status["done"], "reward": status["reward"]}
 
+    @tool(read_only=True)
+    def locate(self, element: ElementId) -> dict[str, Any]:
+        """Where an element is on the screen: its box in viewport pixels, for `mouse_click` and `mouse_drag`.
+
+        Args:
+            element: The element's id from the last snapshot.
+        """
+
+        async def find(page: Any) -> dict[str, Any]:
+            box = await (await self.find_element(page, element)).bounding_box()
+            if box is None:
+                raise ToolError(f"element [{element}] is not rendered (no box on the screen)", code="not_visible")
+            return {key: round(float(box[key]), 2) for key in ("x", "y", "width", "height")}
+
+        return self.run_on_page(find)
+
     @tool
     def drag(self, element: ElementId, target: ElementId) -> dict[str, Any]:
         """Drag an element onto another: press the mouse on the first, move onto the second, release.

@@ -89,6 +89,41 @@ class Page:
     def click_at(self, x: float, y: float) -> None:
         self.call("mouse_click", x=x, y=y)
 
+    def drag_by(self, x: float, y: float, to_x: float, to_y: float) -> None:
+        self.call("mouse_drag", x=x, y=y, to_x=to_x, to_y=to_y)
+
+    def key(self, key: str) -> None:
+        self.call("key", key=key)
+
+    def box(self, node: Node) -> Box:
+        found = self.call("locate", element=node.id)
+        return Box(found["x"], found["y"], found["width"], found["height"])
+
+
+@dataclass(frozen=True)
+class Box:
+    """An element's box on the screen (viewport pixels)."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+
+    @property
+    def center(self) -> tuple[float, float]:
+        return self.x + self.width / 2, self.y + self.height / 2
+
+    def covers(self, x: float, y: float) -> bool:
+        return self.x <= x <= self.x + self.width and self.y <= y <= self.y + self.height
+
+    def uncovered_point(self, over: Box) -> tuple[float, float] | None:
+        """A point of this box that `over` does not cover (on a 2-pixel grid, inset by 2), if any."""
+        for dy in range(2, int(self.height) - 1, 2):
+            for dx in range(2, int(self.width) - 1, 2):
+                if not over.covers(self.x + dx, self.y + dy):
+                    return self.x + dx, self.y + dy
+        return None
+
 
 def find(nodes: list[Node], role: str, name: str | None = None) -> list[Node]:
     return [n for n in nodes if n.role == role and (name is None or n.name == name)]
@@ -123,7 +158,13 @@ def click_test_2(page: Page, wrong: bool) -> None:
     nodes = page.nodes()
     chosen = other(nodes, "button", wanted) if wrong else one(nodes, "button", wanted)
     assert chosen is not None
-    page.click(chosen)
+    others = [page.box(n) for n in find(nodes, "button") if n.id > chosen.id]  # the later button is on top
+    if not any(box.covers(*page.box(chosen).center) for box in others):
+        page.click(chosen)
+    else:  # its middle is under the other button: reach it with the keyboard (Tab to it, press Enter)
+        for _ in range(find(nodes, "button").index(chosen) + 1):
+            page.key("Tab")
+        page.key("Enter")
 
 
 def click_button(page: Page, wrong: bool) -> None:
@@ -211,8 +252,16 @@ def choose_list(page: Page, wrong: bool) -> None:
 
 def drag_box(page: Page, wrong: bool) -> None:
     nodes = page.nodes()
-    if not wrong:  # wrong: submit without dragging
-        page.drag(one(nodes, "text", "s"), one(nodes, "text", "L"))
+    small, large = one(nodes, "text", "s"), one(nodes, "text", "L")
+    small_box, large_box = page.box(small), page.box(large)
+    (sx, sy), (lx, ly) = small_box.center, large_box.center
+    if wrong:  # the large box dragged away to the right instead (it is on top, so its middle can be gripped)
+        page.drag_by(lx, ly, OUTSIDE[0], ly)
+    elif not large_box.covers(sx, sy):
+        page.drag(small, large)  # its middle onto the large box's middle
+    elif (grip := small_box.uncovered_point(large_box)) is not None:  # the large box (on top) hides its middle
+        page.drag_by(*grip, grip[0] + lx - sx, grip[1] + ly - sy)
+    # else: it is under the large box entirely, so inside it already
     submit(page, nodes)
 
 
