@@ -30,7 +30,10 @@ def test_the_wheel_has_every_task_page_and_they_are_served() -> None:
     assert task_title("click-test") == "Click Test Task"
     with urllib.request.urlopen(f"{pages_url()}click-test.html", timeout=30) as page:
         assert b"core.startEpisode()" in page.read()
-    assert unknown_task("click-tset") == "'click-tset' is not a MiniWoB++ task; did you mean click-test, click-test-2, click-shape?"
+    assert (
+        unknown_task("click-tset")
+        == "'click-tset' is not a MiniWoB++ task; did you mean click-test, click-test-2, click-shape?"
+    )
     assert unknown_task("click-test") is None
 
 

@@ -48,9 +48,13 @@ class MiniwobSettings(BrowserSettings):
     width: int = Field(332, ge=200, le=3840, description="Viewport width (BrowserGym's MiniWoB viewport: 332).")
     height: int = Field(214, ge=200, le=2160, description="Viewport height (BrowserGym's MiniWoB viewport: 214).")
     task: str | None = Field(None, description="The MiniWoB++ task, e.g. click-test (a `miniwob_task` step sets it).")
-    seed: int = Field(0, ge=0, lt=2**32, description="Seed of the task's random instance (a `miniwob_task` step sets it).")
+    seed: int = Field(
+        0, ge=0, lt=2**32, description="Seed of the task's random instance (a `miniwob_task` step sets it)."
+    )
     episode_max_time_ms: int = Field(
-        DEFAULT_MAX_TIME_MS, ge=1, description="The page's episode time limit in ms; past it the page ends the episode (-1)."
+        DEFAULT_MAX_TIME_MS,
+        ge=1,
+        description="The page's episode time limit in ms; past it the page ends the episode (-1).",
     )
     pages_url: str | None = Field(
         None, description="Base URL of the task pages, ending in /miniwob/ (default: the wheel's, served on loopback)."
@@ -188,14 +192,12 @@ class MiniwobEnv(BrowserEnv):
 
         seen = self.run_on_page(read)
         found = seen["globals"]
+        where = {"task": fresh.task, "seed": fresh.seed, "url": seen["url"]}
         if seen["url"] != fresh.url or found is None:
-            return {"task": fresh.task, "seed": fresh.seed, "url": seen["url"], "on_task": False, "done": True,
-                    "reward": 0.0, "raw_reward": None, "time_reward": None, "reason": "the page left the task"}  # fmt: skip
+            left = {"reward": 0.0, "raw_reward": None, "time_reward": None, "reason": "the page left the task"}
+            return where | {"on_task": False, "done": True} | left
         raw = found["raw_reward"]
-        return {
-            "task": fresh.task,
-            "seed": fresh.seed,
-            "url": seen["url"],
+        return where | {
             "on_task": True,
             "done": bool(found["done"]),
             "reward": 1.0 if raw is not None and raw > 0 else 0.0,

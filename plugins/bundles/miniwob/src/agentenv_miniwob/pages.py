@@ -33,7 +33,9 @@ def html_dir() -> Path:
         folder = Path(location) / "html"
         if (folder / TASK_FOLDER).is_dir():
             return folder
-    raise PagesMissing("MiniWoB++'s task pages are missing: install the `miniwob` wheel (pip install 'miniwob>=1.1,<2')")
+    raise PagesMissing(
+        "MiniWoB++'s task pages are missing: install the `miniwob` wheel (pip install 'miniwob>=1.1,<2')"
+    )
 
 
 @functools.cache

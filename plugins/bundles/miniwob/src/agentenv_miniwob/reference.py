@@ -52,7 +52,9 @@ def run_browsergym(cases: list[dict[str, Any]], pages_url: str, chromium: str, t
     """Play `cases` ({id, task, seed, calls}) in BrowserGym's MiniWoB environment; the driver's answer."""
     python = browsergym_python()
     if python is None:
-        raise RuntimeError(f"BrowserGym is not installed under {BROWSERGYM_HOME}: run .ci/setup.d/55-browsergym-miniwob.sh")
+        raise RuntimeError(
+            f"BrowserGym is not installed under {BROWSERGYM_HOME}: run .ci/setup.d/55-browsergym-miniwob.sh"
+        )
     request = {
         "pages_url": pages_url,
         "chromium": chromium,
