@@ -57,6 +57,7 @@ class MiniwobTask(Step[MiniwobTaskSettings]):
     name: ClassVar[str] = "miniwob_task"
     description = "Put one seeded instance of a MiniWoB++ task in the world's miniwob env and open its page."
     Settings = MiniwobTaskSettings
+    creates_resources: ClassVar[bool] = True  # the run's browser context, closed at teardown
 
     def preflight(self, settings: MiniwobTaskSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         try:
@@ -81,8 +82,6 @@ class MiniwobTask(Step[MiniwobTaskSettings]):
             "url": instance.url,
             "goal": goal,
         }
-
-    creates_resources: ClassVar[bool] = True
 
 
 class MiniwobReward(Step[MiniwobRewardSettings]):
