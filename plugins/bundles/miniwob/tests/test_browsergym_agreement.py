@@ -4,8 +4,9 @@ For every task with a scripted solution, the solution and the deliberate mistake
 (`make("miniwob:<task>", seed)`), then the same calls are played in BrowserGym's environment (browsergym-core
 and browsergym-miniwob 0.14.3 from PyPI, in their own venv made by .ci/setup.d/55-browsergym-miniwob.sh, on the
 same Debian Chromium and the same pages): its `reset(seed)` must give the same instruction and the same page
-(every snapshot and element box the episode read, taken again on BrowserGym's page), and its reward after the
-last action must equal ours. Skipped, saying so, when that venv is missing. More seeds:
+(every snapshot and element box the episode read, taken again on BrowserGym's page), the same actions must fail
+(none), the page must end with the same raw reward and done flag, and BrowserGym's reward after the last action
+must equal ours. Skipped, saying so, when that venv is missing. More seeds:
 AGENTENV_MINIWOB_AGREEMENT_SEEDS=0,1,2.
 
 BrowserGym gives each action 500 ms; on a loaded machine an action of theirs can time out where ours did not
@@ -44,9 +45,11 @@ def our_episodes() -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
                     result = asyncio.run(play(episode, agent_of_kind(host, agent, {})))
                     calls = [e for e in episode.world.trajectory.events if e["kind"] == "tool_call"]
                     case = f"{task}/{seed}/{agent}"
+                    page = result.info["verifiers"]["grade"]["miniwob"]
                     ours[case] = {
                         "reward": result.reward,
-                        "raw": result.info["verifiers"]["grade"]["miniwob"]["raw_reward"],
+                        "raw": page["raw_reward"],
+                        "done": page["done"],
                         "reads": [read(call) for call in calls if call["tool"] in READS],
                         "failed": [i for i, c in enumerate(c for c in calls if c["tool"] not in READS) if c["error"]],
                     }
@@ -98,6 +101,9 @@ def test_our_rewards_equal_browsergyms(chromium: str) -> None:
             disagreements.append(
                 f"{case}: the page differs (goal, snapshot or box): ours {mine['reads']}, BrowserGym's {bg['reads']}"
             )
+        if (mine["raw"], mine["done"]) != (bg["task_info"].get("RAW_REWARD_GLOBAL"), bg["done"]):
+            ours_page = f"raw {mine['raw']} done {mine['done']}"
+            disagreements.append(f"{case}: page ours {ours_page}, BrowserGym's {bg['task_info']}")
         if mine["reward"] != bg["reward"]:
             disagreements.append(
                 f"{case}: reward ours {mine['reward']} (raw {mine['raw']}), "

@@ -105,13 +105,18 @@ class MiniwobEnv(BrowserEnv):
         if problem is not None:
             raise ValueError(problem)
         page_seed(seed)  # checks the range
+        _, error = self.atomic("begin", self._set_instance, task=task, seed=seed, max_time_ms=max_time_ms)
+        if error is not None:
+            raise ValueError(error["message"])
+        self.close()
+        return self.instance()
+
+    def _set_instance(self, task: str, seed: int, max_time_ms: int | None) -> None:
         self.db.execute("DELETE FROM page_actions")
         self.db.execute(
             "INSERT OR REPLACE INTO instance (id, task, seed, max_time_ms) VALUES (1, ?, ?, ?)",
             (task, seed, max_time_ms or self.miniwob.episode_max_time_ms),
         )
-        self.close()
-        return self.instance()
 
     def instance(self) -> Instance:
         """The instance in the state, else the one the settings name."""
