@@ -93,8 +93,28 @@ class BrowserEnv(Env):
         options = self.options
         self._context, self._page = await host.fresh_page(options.width, options.height)
         self._context.set_default_timeout(options.action_timeout_ms)
-        if options.start_url:
-            await self._page.goto(options.start_url)
+        await self.prepare_page(self._page)
+
+    # ---- for subclasses (an env built on this one, such as agentenv-miniwob's) ------------------------
+    async def prepare_page(self, page: Any) -> None:
+        """Set up each fresh page (a new episode's context) before its first action: here, open `start_url`.
+        Runs on the browser's event loop; a subclass that overrides it loads and sets up its own page."""
+        if self.options.start_url:
+            await page.goto(self.options.start_url)
+
+    @property
+    def page_open(self) -> bool:
+        """Whether this env has its page now (False after a reset or a fork, until the next call makes one)."""
+        return self._page is not None
+
+    def run_on_page(self, action: Callable[[Any], Awaitable[T]]) -> T:
+        """Run `action(page)` on this env's page (made and prepared first when there is none) and return its
+        result; playwright's errors come back as a `ToolError`. For tools and steps of a subclass."""
+        return self._on_page(action)
+
+    async def find_element(self, page: Any, element: int) -> Any:
+        """The locator of snapshot id `element` on `page`; a `ToolError` (`no_element`) when it is not there."""
+        return await self._existing(page, element)
 
     def close(self) -> None:
         """Close this env's context (the shared browser stays for the others)."""
