@@ -11,7 +11,6 @@ not in another process.
 from __future__ import annotations
 
 import fnmatch
-import functools
 import hashlib
 import json
 import os
@@ -355,7 +354,7 @@ class WorkspaceEnv(Env):
                 binds={target: extra / target.strip("/") for target in binds},
             )
             running = self._container
-            live.before_removal.append(functools.partial(container.remove, running.container_id, running.socket_path))
+            live.before_removal.append(running.remove)
         return self._container
 
     # ---- tools -------------------------------------------------------------------------------------
