@@ -4,18 +4,23 @@ The container runs `server.py` (below, standard library only) as its main proces
 unix socket in a host folder bind-mounted at `/run/agentenv`, so commands reach it with no network at all
 (`--network none` unless the workspace allows the network) and without a `docker exec` per call. The tree
 itself is the host's live tree (an overlay mount, see `layers`) bind-mounted at the workspace's mount point,
-so snapshot, reset and fork stay layer operations on the host; what a command changes outside the tree
-(packages installed in the container) is not part of a snapshot.
+so snapshot, reset and fork of the tree stay layer operations on the host. What commands change outside the
+tree (packages installed in the container, files in /usr/local) is the container's own writable layer: a
+snapshot commits it to an image (`commit`) when it is not empty, and a fork or a restore of that snapshot
+starts its container from that image; when it is empty (most steps) nothing is committed and the container
+starts from the configured image, through the warm pool when there is one.
 
-Containers carry the owner labels of agentenv-docker (`agentenv.owner.*`) and `agentenv.workspace=1`;
-`prune()` removes those whose owning process is gone.
+Containers and commits carry the owner labels of agentenv-docker (`agentenv.owner.*`) and
+`agentenv.workspace=1`; `prune()` removes those whose owning process is gone.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import socket
+import stat
 import threading
 import time
 import uuid
@@ -30,6 +35,7 @@ from agentenv_workspace.sandbox import LOGS_POINT, SAFE_PATH, Limits, Outcome
 DEFAULT_IMAGE = "agentenv/base:py3.11-bookworm"
 LABEL = "agentenv.workspace"
 RUN_POINT = "/run/agentenv"
+SLOT_POINT = "/agentenv-slot"
 SOCKET = "exec.sock"
 SERVER = r"""
 import json, os, resource, selectors, signal, socketserver, sys, threading, time
@@ -139,6 +145,15 @@ class Container:
     container_id: str
     socket_path: Path
     mount_point: str
+    image: str = ""
+    """The image it was started from (a configured image, or a commit of another container)."""
+    upper: Path | None = None
+    """Its writable layer as a host folder, when the engine's storage driver keeps one (overlay2,
+    fuse-overlayfs) and this process can read it; else its changes are asked of `docker diff`."""
+    mounts: tuple[str, ...] = ()
+    """Its paths that are mounts (the tree, /logs, the run folder, a warm-pool slot): not its own files."""
+    committed: tuple[str, str] | None = None
+    """(signature of its changes, image) of its last commit, so an unchanged container is committed once."""
     _idle: list[socket.socket] = field(default_factory=list, repr=False, compare=False)
     """Connections to the exec server waiting for the next command (one per concurrent caller)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -151,7 +166,8 @@ class Container:
             "cwd": workdir,
             "timeout": timeout,
             "limit": output_limit,
-            "env": {"PATH": SAFE_PATH, "HOME": self.mount_point, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+            "env": {"PATH": SAFE_PATH, "HOME": self.mount_point, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+                    "PWD": workdir},  # the shell's `pwd` says the mount point even where it is a link (warm pool)
         }
         name = self.container_id[:12]
         try:
@@ -248,7 +264,7 @@ def start(
     try:
         container = _client().containers.run(
             image,
-            ["python3", f"{RUN_POINT}/server.py", f"{RUN_POINT}/{SOCKET}", json.dumps(limits_of(limits))],
+            ["python3", "-B", f"{RUN_POINT}/server.py", f"{RUN_POINT}/{SOCKET}", json.dumps(limits_of(limits))],
             detach=True,
             network_mode=None if network else "none",
             volumes={
@@ -268,10 +284,10 @@ def start(
             "is the engine running and the image built (agentenv docker base-image)?"
         ) from exc
     _wait(container.id, socket_path, ready_timeout)
-    return Container(container.id, socket_path, mount_point)
+    mounts = (mount_point, LOGS_POINT, RUN_POINT, SLOT_POINT, *(binds or {}))  # an image committed from a warm
+    # container links the mount point into its slot, where the engine then mounts the tree
+    return Container(container.id, socket_path, mount_point, image, upper_dir(container.attrs), mounts)
 
-
-SLOT_POINT = "/agentenv-slot"
 
 
 @dataclass
@@ -312,7 +328,7 @@ class Pool:
         limits = json.dumps(limits_of(self.limits))
         started = _client().containers.run(
             self.image,
-            ["python3", f"{RUN_POINT}/server.py", f"{RUN_POINT}/{SOCKET}", limits, SLOT_POINT, self.mount_point],
+            ["python3", "-B", f"{RUN_POINT}/server.py", f"{RUN_POINT}/{SOCKET}", limits, SLOT_POINT, self.mount_point],
             detach=True,
             network_mode=None if self.network else "none",
             mounts=[mount],
@@ -323,7 +339,9 @@ class Pool:
         )
         socket_path = layers.short_socket(run_dir / SOCKET)
         _wait(started.id, socket_path)
-        return Warm(Container(started.id, socket_path, self.mount_point), slot)
+        mounts = (SLOT_POINT, RUN_POINT, self.mount_point, LOGS_POINT)  # the last two: links into the slot
+        upper = upper_dir(started.attrs)
+        return Warm(Container(started.id, socket_path, self.mount_point, self.image, upper, mounts), slot)
 
     def fill(self) -> None:
         """Start containers until `size` wait idle."""
@@ -407,6 +425,121 @@ def _answers(socket_path: Path) -> bool:
     return True
 
 
+COMMIT_LABEL = "agentenv.workspace.commit"
+COMMIT_REPOSITORY = "agentenv-workspace-commit"
+
+
+def upper_dir(attrs: dict[str, Any]) -> Path | None:
+    """A container's writable layer on this host (from `docker inspect`), if it is a folder this process reads."""
+    found = ((attrs.get("GraphDriver") or {}).get("Data") or {}).get("UpperDir")
+    if not found:
+        return None
+    path = Path(found)
+    return path if path.is_dir() and os.access(path, os.R_OK | os.X_OK) else None
+
+
+def _mount_related(path: str, mounts: tuple[str, ...]) -> bool:
+    """Whether a changed path is a mount point, below one, or a folder on the way to one (made by the engine)."""
+    return any(path == m or path.startswith(m + "/") or m.startswith(path + "/") for m in mounts)
+
+
+def _upper_entries(upper: Path, mounts: tuple[str, ...]) -> list[str]:
+    """Each changed path of a writable layer outside the mounts, with its kind, size and modification time."""
+
+    def fail(error: OSError) -> None:
+        raise error
+
+    found = []
+    top = str(upper)
+    for current, dirs, files in os.walk(top, onerror=fail):
+        inside = current[len(top) :]
+        dirs[:] = [d for d in dirs if f"{inside}/{d}" not in mounts]  # a mount point's own marks stay out
+        for name in dirs + files:
+            path = f"{inside}/{name}"
+            if _mount_related(path, mounts):
+                continue
+            info = os.lstat(os.path.join(current, name))
+            link = os.readlink(os.path.join(current, name)) if stat.S_ISLNK(info.st_mode) else ""
+            found.append(f"{path}\0{info.st_mode:o} {info.st_size} {info.st_mtime_ns} {info.st_rdev} {link}")
+    return found
+
+
+def outside_signature(running: Container) -> str | None:
+    """What `running` changed in its own file system (outside its mounts: installed packages, /usr/local, /tmp)
+    as a signature: None when nothing. Read from its writable layer when this host shows it (a walk of the few
+    changed entries); else from `docker diff` (which walks the whole file system on some drivers and tells no
+    content apart, so then every change counts as new)."""
+    if running.upper is not None:
+        try:
+            entries = _upper_entries(running.upper, running.mounts)
+        except OSError:
+            entries = None
+        if entries is not None:
+            return hashlib.sha256("\n".join(sorted(entries)).encode()).hexdigest() if entries else None
+    changes = _client().api.diff(running.container_id) or []
+    if not [c for c in changes if not _mount_related(c["Path"], running.mounts)]:
+        return None
+    return uuid.uuid4().hex
+
+
+def commit(running: Container) -> str | None:
+    """The image a fork or a restore of `running`'s tree starts its container from: None when commands changed
+    nothing outside the mounts (the image `running` started from will do: the fast path), else a `docker commit`
+    of it, made once per distinct state. Commits carry the owner labels: this process's store removes them when
+    it closes, `prune` after a crash."""
+    signature = outside_signature(running)
+    if signature is None:
+        return None
+    if running.committed is not None and running.committed[0] == signature:
+        return running.committed[1]
+    from agentenv_docker.api import owner_labels
+
+    labels = {**owner_labels(), LABEL: "1", COMMIT_LABEL: "1"}
+    tag = hashlib.sha256(f"{running.image}\0{signature}".encode()).hexdigest()[:16]
+    changes = [f"LABEL {key}={json.dumps(value)}" for key, value in labels.items()]
+    try:
+        made = _client().api.commit(running.container_id, repository=COMMIT_REPOSITORY, tag=tag, changes=changes)
+    except Exception as exc:
+        raise ContainerError(
+            f"docker sandbox: cannot commit container {running.container_id[:12]} ({type(exc).__name__}: {exc})"
+        ) from exc
+    image = str(made["Id"])
+    _commits_of_store().append(image)
+    running.committed = (signature, image)
+    return image
+
+
+_commits: dict[int, list[str]] = {}
+
+
+def _commits_of_store() -> list[str]:
+    """The images this process's store committed, oldest first (removed, newest first, when it closes)."""
+    store = layers.store()
+    with _pools_lock:
+        found = _commits.get(id(store))
+        if found is None:
+            found = _commits[id(store)] = []
+            store.on_close.append(lambda: _remove_images(_commits.pop(id(store), [])))
+        return found
+
+
+def known_image(image: str) -> bool:
+    """Whether `image` is a commit of this process's store (what a workspace snapshot may name)."""
+    return image in _commits.get(id(layers.store()), [])
+
+
+def _remove_images(images: list[str]) -> list[str]:
+    """Remove images, newest first (a commit of a container started from a commit sits on it); the removed."""
+    removed = []
+    for image in reversed(images):
+        try:
+            _client().images.remove(image, force=True)
+        except Exception:
+            continue
+        removed.append(image)
+    return removed
+
+
 def context_tag(context: Path) -> str:
     """The image tag of a build context: its content hash, so an unchanged Dockerfile is built once."""
     hasher = hashlib.sha256()
@@ -444,13 +577,17 @@ def remove(container_id: str, socket_path: Path | None = None) -> None:
 
 
 def prune() -> list[str]:
-    """Remove workspace containers whose owning process no longer runs; their ids."""
+    """Remove workspace containers, then committed images, whose owning process no longer runs; their ids
+    (images' start with `sha256:`)."""
     from agentenv_docker.api import live_owner
 
     layers.prune_links()
+    client = _client()
     removed = []
-    for container in _client().containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+    for container in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
         if live_owner(container.labels) is None:
             container.remove(force=True)
             removed.append(container.id)
-    return removed
+    images = client.images.list(all=True, filters={"label": f"{COMMIT_LABEL}=1"})
+    dead = sorted((i for i in images if live_owner(i.labels) is None), key=lambda i: str(i.attrs.get("Created")))
+    return removed + _remove_images([image.id for image in dead])
