@@ -254,19 +254,25 @@ def test_a_sigkilled_docker_run_leaves_nothing_after_prune(docker_engine: None, 
         "from agentenv_runtime import Artifact\n"
         "from agentenv_workspace.env import WorkspaceEnv\n"
         "env = WorkspaceEnv({'sandbox': 'docker'}); env.load(Artifact.from_file(Path(sys.argv[1])))\n"
-        "out = env.call('exec', {'command': 'true'})\n"
-        "print(env._container.container_id if env._container else out, flush=True)\n"
+        "out = env.call('exec', {'command': 'touch /usr/local/bin/installed'})\n"  # outside the tree: a commit
+        "fork = env.fork(); out = fork.call('exec', {'command': 'ls /usr/local/bin'})\n"
+        "ids = [e._container.container_id for e in (env, fork) if e._container]\n"
+        "print(*ids, fork._image, out, flush=True)\n"
         "time.sleep(60)\n"
     )
     child = holding(script, artifact(tmp_path, {"a.txt": "a\n"}), root)
     try:
         assert child.stdout is not None
-        container_id = child.stdout.readline().strip()
-        assert container_id
+        parent_id, fork_id, image, *_ = child.stdout.readline().split()
+        assert image.startswith("sha256:")
         child.send_signal(signal.SIGKILL)
         child.wait()
-        assert engine().containers.get(container_id).status == "running"  # nothing could clean up
-        assert container_id in container.prune()
+        for container_id in (parent_id, fork_id):  # nothing could clean up
+            assert engine().containers.get(container_id).status == "running"
+        assert engine().images.get(image).labels["agentenv.owner.pid"] == str(child.pid)
+        assert {parent_id, fork_id, image} <= set(container.prune())
+        owned = {"label": f"agentenv.owner.pid={child.pid}"}
+        assert engine().containers.list(all=True, filters=owned) == engine().images.list(filters=owned) == []
         assert layers.prune(root)
         assert list(root.iterdir()) == [] and layers.mounts_under(root) == []
         links = Path(tempfile.gettempdir()).glob(f"{layers.SOCKET_LINK_PREFIX}*")

@@ -150,6 +150,8 @@ class Container:
     upper: Path | None = None
     """Its writable layer as a host folder, when the engine's storage driver keeps one (overlay2,
     fuse-overlayfs) and this process can read it; else its changes are asked of `docker diff`."""
+    lower: tuple[Path, ...] = ()
+    """Its image's layers as host folders (top first), beside `upper`."""
     mounts: tuple[str, ...] = ()
     """Its paths that are mounts (the tree, /logs, the run folder, a warm-pool slot): not its own files."""
     committed: tuple[str, str] | None = None
@@ -166,8 +168,13 @@ class Container:
             "cwd": workdir,
             "timeout": timeout,
             "limit": output_limit,
-            "env": {"PATH": SAFE_PATH, "HOME": self.mount_point, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
-                    "PWD": workdir},  # the shell's `pwd` says the mount point even where it is a link (warm pool)
+            "env": {
+                "PATH": SAFE_PATH,
+                "HOME": self.mount_point,
+                "LANG": "C.UTF-8",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PWD": workdir,  # `pwd` says the mount point even where it is a link into a warm-pool slot
+            },
         }
         name = self.container_id[:12]
         try:
@@ -286,8 +293,7 @@ def start(
     _wait(container.id, socket_path, ready_timeout)
     mounts = (mount_point, LOGS_POINT, RUN_POINT, SLOT_POINT, *(binds or {}))  # an image committed from a warm
     # container links the mount point into its slot, where the engine then mounts the tree
-    return Container(container.id, socket_path, mount_point, image, upper_dir(container.attrs), mounts)
-
+    return Container(container.id, socket_path, mount_point, image, *layer_dirs(container.attrs), mounts)
 
 
 @dataclass
@@ -340,8 +346,8 @@ class Pool:
         socket_path = layers.short_socket(run_dir / SOCKET)
         _wait(started.id, socket_path)
         mounts = (SLOT_POINT, RUN_POINT, self.mount_point, LOGS_POINT)  # the last two: links into the slot
-        upper = upper_dir(started.attrs)
-        return Warm(Container(started.id, socket_path, self.mount_point, self.image, upper, mounts), slot)
+        found = layer_dirs(started.attrs)
+        return Warm(Container(started.id, socket_path, self.mount_point, self.image, *found, mounts), slot)
 
     def fill(self) -> None:
         """Start containers until `size` wait idle."""
@@ -429,13 +435,15 @@ COMMIT_LABEL = "agentenv.workspace.commit"
 COMMIT_REPOSITORY = "agentenv-workspace-commit"
 
 
-def upper_dir(attrs: dict[str, Any]) -> Path | None:
-    """A container's writable layer on this host (from `docker inspect`), if it is a folder this process reads."""
-    found = ((attrs.get("GraphDriver") or {}).get("Data") or {}).get("UpperDir")
-    if not found:
-        return None
-    path = Path(found)
-    return path if path.is_dir() and os.access(path, os.R_OK | os.X_OK) else None
+def layer_dirs(attrs: dict[str, Any]) -> tuple[Path | None, tuple[Path, ...]]:
+    """A container's writable layer and the image's layers below it as host folders (from `docker inspect`);
+    (None, ()) unless this process can read them (a local engine on overlay2 or fuse-overlayfs, as root)."""
+    data = (attrs.get("GraphDriver") or {}).get("Data") or {}
+    upper = Path(data["UpperDir"]) if data.get("UpperDir") else None
+    if upper is None or not upper.is_dir() or not os.access(upper, os.R_OK | os.X_OK):
+        return None, ()
+    lower = tuple(Path(p) for p in str(data.get("LowerDir") or "").split(":") if p)
+    return upper, tuple(p for p in lower if p.is_dir())
 
 
 def _mount_related(path: str, mounts: tuple[str, ...]) -> bool:
@@ -443,11 +451,32 @@ def _mount_related(path: str, mounts: tuple[str, ...]) -> bool:
     return any(path == m or path.startswith(m + "/") or m.startswith(path + "/") for m in mounts)
 
 
-def _upper_entries(upper: Path, mounts: tuple[str, ...]) -> list[str]:
-    """Each changed path of a writable layer outside the mounts, with its kind, size and modification time."""
+def _whited_out(name: str, info: os.stat_result) -> str | None:
+    """The name a whiteout entry deletes: overlayfs marks it with a 0/0 character device of that name,
+    fuse-overlayfs and aufs with a `.wh.NAME` file (`.wh..wh..opq` and `.wh..opq` mark opaque folders)."""
+    if name.startswith(".wh."):
+        return None if name.startswith(".wh..wh.") or name == ".wh..opq" else name[4:]
+    return name if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0 else None
+
+
+def _upper_entries(upper: Path, lower: tuple[Path, ...], mounts: tuple[str, ...]) -> list[str]:
+    """Each changed path of a writable layer outside the mounts, with its kind, size and modification time.
+
+    Left out, as no change to carry: a folder the image already has (it is in the layer because something
+    below it changed, which is listed, or because its times changed: a file made and deleted in /tmp), and a
+    whiteout of a name the image does not have (fuse-overlayfs leaves one where a new file was deleted)."""
 
     def fail(error: OSError) -> None:
         raise error
+
+    def in_image(path: str, folder: bool) -> bool:
+        for layer in lower:
+            try:
+                info = os.lstat(f"{layer}{path}")
+            except OSError:
+                continue
+            return stat.S_ISDIR(info.st_mode) or not folder
+        return False
 
     found = []
     top = str(upper)
@@ -456,9 +485,12 @@ def _upper_entries(upper: Path, mounts: tuple[str, ...]) -> list[str]:
         dirs[:] = [d for d in dirs if f"{inside}/{d}" not in mounts]  # a mount point's own marks stay out
         for name in dirs + files:
             path = f"{inside}/{name}"
-            if _mount_related(path, mounts):
+            if _mount_related(path, mounts) or (name in dirs and in_image(path, True)):
                 continue
             info = os.lstat(os.path.join(current, name))
+            deleted = None if name in dirs else _whited_out(name, info)
+            if deleted is not None and not in_image(f"{inside}/{deleted}", False):
+                continue
             link = os.readlink(os.path.join(current, name)) if stat.S_ISLNK(info.st_mode) else ""
             found.append(f"{path}\0{info.st_mode:o} {info.st_size} {info.st_mtime_ns} {info.st_rdev} {link}")
     return found
@@ -471,7 +503,7 @@ def outside_signature(running: Container) -> str | None:
     content apart, so then every change counts as new)."""
     if running.upper is not None:
         try:
-            entries = _upper_entries(running.upper, running.mounts)
+            entries = _upper_entries(running.upper, running.lower, running.mounts)
         except OSError:
             entries = None
         if entries is not None:
@@ -519,13 +551,17 @@ def _commits_of_store() -> list[str]:
         found = _commits.get(id(store))
         if found is None:
             found = _commits[id(store)] = []
-            store.on_close.append(lambda: _remove_images(_commits.pop(id(store), [])))
+            store.on_close.append(lambda: _forget(_commits.pop(id(store), [])))
         return found
 
 
 def known_image(image: str) -> bool:
     """Whether `image` is a commit of this process's store (what a workspace snapshot may name)."""
     return image in _commits.get(id(layers.store()), [])
+
+
+def _forget(images: list[str]) -> None:
+    _remove_images(images)
 
 
 def _remove_images(images: list[str]) -> list[str]:
