@@ -360,9 +360,10 @@ class Pool:
                 self.idle.append(warm)
 
     def _refill(self) -> None:
-        if self.filling is None or not self.filling.is_alive():
-            self.filling = threading.Thread(target=self.fill, name="workspace-pool", daemon=True)
-            self.filling.start()
+        with self.lock:
+            if self.filling is None or not self.filling.is_alive():
+                self.filling = threading.Thread(target=self.fill, name="workspace-pool", daemon=True)
+                self.filling.start()
 
     def claim(self, tree: Path, logs: Path) -> tuple[Container, Callable[[], None]]:
         """A started container showing `tree` at the mount point; and what gives it back (removes it)."""
