@@ -74,7 +74,12 @@ class WorkspaceSettings(BaseModel):
     )
     cpu_seconds: int = Field(300, ge=1, description="CPU seconds one command may use (RLIMIT_CPU).")
     memory_mb: int = Field(4096, ge=16, description="Address space of one command's processes, MiB (RLIMIT_AS).")
-    processes: int = Field(512, ge=1, description="Processes per user (RLIMIT_NPROC; Linux ignores it for root).")
+    processes: int = Field(
+        512,
+        ge=1,
+        description="Processes per user (RLIMIT_NPROC, which Linux does not apply to root); the process sandbox "
+        "also limits one command's tasks (processes and threads) to it with a pids cgroup where it can make one.",
+    )
     file_size_mb: int = Field(1024, ge=1, description="Largest file a command may write, MiB (RLIMIT_FSIZE).")
     exec_timeout: float = Field(600.0, gt=0, description="Longest a command may run, seconds; `exec` may ask less.")
     output_limit: int = Field(32_000, ge=256, description="Bytes of a command's output returned; the rest is cut.")

@@ -133,6 +133,9 @@ def prune(root: Path | None = None) -> list[Path]:
         remove_tree(folder)
         removed.append(folder)
     prune_links()  # short links to the sockets of containers whose run folder just went
+    from agentenv_workspace.pids import prune as prune_groups
+
+    prune_groups()  # the process sandbox's command cgroups of dead processes
     return removed
 
 
