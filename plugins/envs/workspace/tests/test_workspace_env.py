@@ -128,9 +128,12 @@ def test_the_process_limit_binds_root_too(tmp_path: Path, isolation: str) -> Non
 
 @needs_pids_cgroup
 def test_a_process_that_leaves_the_commands_session_ends_with_the_command(tmp_path: Path) -> None:
+    import os
+
     env = loaded(tmp_path, isolation="none")  # no pid namespace to end it: the command's cgroup does
-    assert ok(env, "exec", command="setsid sleep 1234.25 >/dev/null 2>&1 & echo started")["output"] == "started\n"
-    left = subprocess.run(["pgrep", "-f", "sleep 1234.25"], capture_output=True, text=True).stdout.split()
+    sleeper = f"sleep 1234.{os.getpid()}"  # this run's own
+    assert ok(env, "exec", command=f"setsid {sleeper} >/dev/null 2>&1 & echo started")["output"] == "started\n"
+    left = subprocess.run(["pgrep", "-f", sleeper], capture_output=True, text=True).stdout.split()
     assert left == []
 
 
