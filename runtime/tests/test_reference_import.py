@@ -151,6 +151,25 @@ def test_reference_triggers_are_translated() -> None:
     assert "step 'rules' (register_env_triggers): field `triggers.0.when.type: 'website' triggers" in text
 
 
+def test_executor_and_await_fields_of_register_env_triggers_are_mapped(tmp_path: Path) -> None:
+    theirs = {"id": "t1", "when": {"type": "action", "tool": "get_ticket"},
+              "actions": [{"type": "permission", "action": "enable", "role": "support", "tools": ["issue_refund"]}]}
+    steps = [
+        {"id": "env", "type": "deploy_env", "env_id": "helpdesk"},
+        {"id": "boss", "type": "deploy_agent", "agent_name": "boss", "env_ids": ["helpdesk"]},
+        {"id": "rules", "type": "register_env_triggers", "env_id": "helpdesk", "triggers": [theirs],
+         "executor_agent_name": "boss", "executor_timeout_seconds": 30, "await_fired": ["t1"],
+         "await_timeout_seconds": 600, "executor_hours": {"start": "09:00"}},
+    ]
+    imported = import_reference_task(steps, name="x")
+    rules = next(s for s in imported.task["steps"] if s["id"] == "rules")
+    assert rules["executor_agent"] == "boss" and rules["executor_timeout_seconds"] == 30
+    assert rules["await_fired"] == ["t1"] and rules["await_timeout_seconds"] == 600
+    assert imported.unmapped == [
+        "step 'rules' (register_env_triggers): field `executor_hours`: no counterpart in agentenv's triggers"
+    ]
+
+
 def test_reading_a_reference_file_refuses_unmapped_fields(tmp_path: Path) -> None:
     path = tmp_path / "task.json"
     path.write_text(json.dumps([{"id": "env", "type": "deploy_env", "env_id": "helpdesk", "ttl_seconds": 60}]))

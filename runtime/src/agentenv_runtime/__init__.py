@@ -91,6 +91,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.world.rbac import DEFAULT_ROLE as DEFAULT_ROLE
     from agentenv_runtime.world.rbac import SYSTEM_ROLE as SYSTEM_ROLE
     from agentenv_runtime.world.reference_triggers import is_reference_trigger as is_reference_trigger
+    from agentenv_runtime.world.schedule import WorkingHours as WorkingHours
     from agentenv_runtime.world.trajectory import Trajectory as Trajectory
     from agentenv_runtime.world.trajectory import trajectory_digest as trajectory_digest
     from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS as BUILTIN_TRIGGER_KINDS
@@ -168,6 +169,7 @@ _HOMES = {  # public name -> the module that holds it (`module:attribute` where 
     "SYSTEM_ROLE": "agentenv_runtime.world.rbac",
     "is_reference_trigger": "agentenv_runtime.world.reference_triggers",
     "translate_reference_trigger": "agentenv_runtime.world.reference_triggers:translate",
+    "WorkingHours": "agentenv_runtime.world.schedule",
     "Trajectory": "agentenv_runtime.world.trajectory",
     "BUILTIN_TRIGGER_KINDS": "agentenv_runtime.world.triggers",
     "TriggerDef": "agentenv_runtime.world.triggers",

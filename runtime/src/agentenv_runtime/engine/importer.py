@@ -279,8 +279,15 @@ def _triggers(s: _Step, owner: str | None, owner_key: str) -> None:
         if translated is not None:
             ours.append(translated)
     s.put("triggers", ours)
-    for key in ("watch_roles", "executor_agent_name", "executor_timeout_seconds", "executor_hours", "await_fired",
-                "await_timeout_seconds"):
+    unmapped = ["watch_roles", "executor_hours"]
+    mapped = ["executor_timeout_seconds", "await_fired", "await_timeout_seconds"]
+    if owner_key == "env":  # register_env_triggers: the executor of `nl` actions, and waiting for firings
+        s.put("executor_agent", s.ref("executor_agent_name", s.names.agents, "agent"))
+        for key in mapped:
+            s.put(key, s.take(key))
+    else:
+        unmapped += ["executor_agent_name", *mapped]
+    for key in unmapped:
         s.skip(key, "no counterpart in agentenv's triggers")
 
 
