@@ -252,8 +252,8 @@ class World:
         if self.on_tool_call is not None:
             self.on_tool_call(event)
         outcome = ToolOutcome(result, error)
-        if self.triggers:
-            self._react(ToolCallEvent(role, tool, args, result, error, message, by), depth)
+        if self.triggers and (candidates := self.index.candidates(tool)):  # most calls concern no trigger
+            self._react(ToolCallEvent(role, tool, args, result, error, message, by), depth, candidates)
         return outcome
 
     def _get_time(self, args: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
@@ -299,7 +299,12 @@ class World:
         return self._index
 
     def _changed(self) -> None:
+        """Triggers were added, removed or restored: the index is rebuilt when next read."""
         self._index = None
+
+    def _pending_changed(self) -> None:
+        if self._index is not None:
+            self._index.pending_changed()
 
     # ---- triggers ----------------------------------------------------------------------------------
     def add_trigger(self, definition: TriggerDef | dict[str, Any]) -> None:
@@ -331,6 +336,7 @@ class World:
             holds = getattr(armed.kind, "holds", None)
             armed.last_holds = bool(holds(self)) if holds else False
         self.triggers[trigger.id] = armed
+        self._changed()
         self._schedule(armed, shifted(self.clock.now(), -1e-6))
 
     def _bind(self, armed: _Armed, anchor: datetime) -> None:
@@ -376,7 +382,7 @@ class World:
         return self.triggers.pop(trigger_id, None) is not None
 
     def _schedule(self, armed: _Armed, after: datetime) -> None:
-        self._changed()
+        was_timed = armed.next_at is not None
         try:
             armed.next_at = armed.kind.next_due(after) if self.clock.armed and not armed.spent else None
         except OverflowError:  # the next firing would be past the end of representable time: never
@@ -384,6 +390,10 @@ class World:
         times = getattr(armed.kind.settings, "times", None)
         if times is not None and armed.fired >= times:
             armed.next_at = None
+        if was_timed != (armed.next_at is not None):  # it moved between the timeline and the event index
+            self._changed()
+        elif self._index is not None:
+            self._index.rescheduled(armed)
 
     def _next_due(self) -> _Armed | Pending | None:
         """The next thing on the timeline: a time trigger or a waiting firing (these first at a tie)."""
@@ -462,8 +472,8 @@ class World:
             self._fire_due(_due_of(item))
         return waiting()
 
-    def _react(self, event: ToolCallEvent, depth: int) -> None:
-        for armed in self.index.candidates(event.tool):
+    def _react(self, event: ToolCallEvent, depth: int, candidates: list[_Armed]) -> None:
+        for armed in candidates:
             if not armed.enabled or armed.next_at is not None:
                 continue
             if armed.spent:
@@ -501,7 +511,7 @@ class World:
             return
         self.pending.append(Pending(run_at, trigger_id, event_state(event), depth, len(self.pending)))
         armed.waiting = waiting
-        self._changed()
+        self._pending_changed()
         if armed.definition.barrier and event is not None:  # hold the provoking call: time moves to the actions
             self._fire_due(run_at)
             self.clock.advance_to(run_at)
@@ -523,7 +533,7 @@ class World:
 
     def _run_pending(self, item: Pending) -> None:
         self.pending.remove(item)
-        self._changed()
+        self._pending_changed()
         armed = self.triggers.get(item.trigger)
         if armed is None:
             return

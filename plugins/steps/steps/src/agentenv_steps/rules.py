@@ -14,8 +14,8 @@ from agentenv_runtime import (
     MAX_RATE,
     SYSTEM_ROLE,
     TriggerDef,
-    World,
     WorkingHours,
+    World,
     WorldError,
     parse_time,
 )
