@@ -191,7 +191,6 @@ def run_in(box: ProcessSandbox, script: str, *args: str) -> str:
 @pytest.mark.parametrize("mode", ["loopback", "none"])
 def test_network_modes_cut_the_sandbox_off_from_this_machine(tmp_path: Path, host_port: int, mode: str) -> None:
     from agentenv.contracts import NetworkPolicy
-
     from agentenv_sandbox_local.confine import network_problem
 
     if why := network_problem(mode):
@@ -210,7 +209,6 @@ def test_network_modes_cut_the_sandbox_off_from_this_machine(tmp_path: Path, hos
 
 def test_the_main_command_runs_under_the_network_policy_too(tmp_path: Path, host_port: int) -> None:
     from agentenv.contracts import NetworkPolicy
-
     from agentenv_sandbox_local.confine import network_problem
 
     if why := network_problem("loopback"):

@@ -179,7 +179,7 @@ class InlineSandbox(Sandbox):
             stdout=stdout,
             stderr=stderr,
             start_new_session=True,  # own session and process group: pgid == pid
-            preexec_fn=before_exec,  # noqa: PLW1509 - only rlimits and affinity, no locks taken
+            preexec_fn=before_exec,
         )
 
     def _path(self, path: str) -> Path:
