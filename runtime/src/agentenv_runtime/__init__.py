@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.engine.records import RUNS as RUNS
     from agentenv_runtime.engine.records import Records as Records
     from agentenv_runtime.engine.records import StoreError as StoreError
+    from agentenv_runtime.engine.records import resolve_reference as resolve_reference
     from agentenv_runtime.engine.runner import RolloutJob as RolloutJob
     from agentenv_runtime.engine.runner import TaskRunner as TaskRunner
     from agentenv_runtime.engine.runner import combine_digests as combine_digests
@@ -110,6 +111,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
 
 _HOMES = {  # public name -> the module that holds it (`module:attribute` where the names differ)
     "StoreError": "agentenv_runtime.engine.records",
+    "resolve_reference": "agentenv_runtime.engine.records",
     "combine_digests": "agentenv_runtime.engine.runner",
     "task_json_schema": "agentenv_runtime.engine.task",
     "broken_reason": "agentenv_runtime.world.build",

@@ -102,6 +102,9 @@ class World:
         """Executor agents for `nl` actions, by name, with the hours they work (not state: wired by the task)."""
         self.on_tool_call: Callable[[dict[str, Any]], None] | None = None
         """Told of every recorded tool call (the `agentenv_tool_called` hook when a plugin implements it)."""
+        self.rewind_points: dict[int, WorldCheckpoint] | None = None
+        """When kept (`keep_rewind_points`): the world's checkpoint right after each call made through `call`, by
+        the trajectory position of that call, for `rewind`."""
         self.argument_limits: ArgumentLimits = DEFAULT_LIMITS
         """Bounds every call's arguments are checked against before the tool runs (a gateway tightens them)."""
         self.tools: dict[str, tuple[Env, ToolSpec]] = self._namespace()
@@ -209,7 +212,50 @@ class World:
     def call(self, tool: str, arguments: dict[str, Any] | None = None, role: str = DEFAULT_ROLE) -> ToolOutcome:
         """Call a tool as `role` through every world rule."""
         self._fire_due()
-        return self._call(tool, arguments or {}, role, None, 0)
+        position = len(self.trajectory.events)  # the call's own event comes first: the tool records nothing
+        outcome = self._call(tool, arguments or {}, role, None, 0)
+        if self.rewind_points is not None:
+            self.rewind_points[position] = self.checkpoint()
+        return outcome
+
+    def keep_rewind_points(self) -> None:
+        """From now on keep a checkpoint after every call (what changed is serialized: opt in, it costs)."""
+        if self.rewind_points is None:
+            self.rewind_points = {}
+
+    def rewind(self, position: int) -> int:
+        """Put the world back as it was right after the tool call at trajectory position `position` and what it
+        set off (triggers, their actions): state, clock, roles and triggers. The trajectory keeps everything
+        that happened and records the rewind; rewind points after `position` are dropped (that branch is
+        abandoned). Returns how many were dropped; a WorldError says why a position cannot be rewound to."""
+        points = self.rewind_points
+        if points is None:
+            raise WorldError("this world keeps no rewind points (keep_rewind_points() before the calls to rewind to)")
+        if position not in points:
+            raise WorldError(self._not_a_point(position))
+        self.restore_checkpoint(points[position])
+        later = [p for p in points if p > position]
+        for kept in later:
+            del points[kept]
+        self.trajectory.record("rewind", self.clock.now().isoformat(), to_event=position, dropped=len(later))
+        return len(later)
+
+    def _not_a_point(self, position: int) -> str:
+        events = self.trajectory.events
+        calls = sorted(self.rewind_points or {})[-10:]
+        choose = f"rewind to a tool call's position (the latest: {', '.join(map(str, calls)) or 'none yet'})"
+        if not 0 <= position < len(events):
+            return f"the trajectory has no event {position} (it has {len(events)}); {choose}"
+        event = events[position]
+        if event.get("kind") != "tool_call":
+            return f"event {position} is a {event.get('kind')!r} event, not a tool call; {choose}"
+        if event.get("trigger"):
+            before = max((p for p in self.rewind_points or {} if p < position), default=None)
+            return (
+                f"tool call {position} was made by trigger {event['trigger']!r} inside an earlier call; rewind to "
+                f"that call ({before})" if before is not None else f"tool call {position} was made by a trigger"
+            )
+        return f"tool call {position} was made before rewind points were kept, or was rewound past; {choose}"
 
     def _call(self, tool: str, args: dict[str, Any], role: str, by: str | None, depth: int) -> ToolOutcome:
         now = self.clock.now().isoformat()
@@ -730,6 +776,7 @@ class World:
         clone._load_rules(self._rules_state())
         clone.responder, clone.on_tool_call = self.responder, self.on_tool_call
         clone.executors = dict(self.executors)
+        clone.rewind_points = None if self.rewind_points is None else dict(self.rewind_points)
         clone.trajectory = self.trajectory.copy()
         return clone
 
@@ -751,6 +798,8 @@ class World:
         self.pending = []
         self._changed()
         self.trajectory = Trajectory()
+        if self.rewind_points is not None:  # positions count from the new trajectory's start
+            self.rewind_points = {}
 
     def export(self) -> dict[str, Any]:
         return {name: env.export() for name, env in self.envs.items()}

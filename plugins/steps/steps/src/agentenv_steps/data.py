@@ -263,3 +263,31 @@ class ResetEnv(CoreStep[ResetEnvSettings]):
         except WorldError as exc:
             raise StepFailed(f"field `snapshot`: {exc}") from None
         return {"restored": "snapshot", "key": saved["key"]}
+
+
+# ---- rewind_env -------------------------------------------------------------------------------------
+class RewindEnvSettings(StepSettings):
+    env: str = Field(description="The deploy_env step (with `rewindable = true`) whose world to rewind.")
+    to_event: int = Field(
+        ge=0,
+        description="A tool call's position in the world's trajectory (its `seq`): the world goes back to right "
+        "after that call and what it set off.",
+    )
+
+
+class RewindEnv(CoreStep[RewindEnvSettings]):
+    name = "rewind_env"
+    description = "Put a world back to right after one of its tool calls (a trajectory position; needs rewindable)."
+    Settings = RewindEnvSettings
+
+    def check(self, settings: RewindEnvSettings, step_ids: list[str]) -> list[tuple[str, str]]:
+        return missing_step("env", settings.env, step_ids, "deploy_env")
+
+    async def execute(self, settings: RewindEnvSettings, ctx: StepContext) -> dict[str, Any]:
+        world: World = deployed_world(ctx, settings.env)
+        try:
+            dropped = world.rewind(settings.to_event)
+        except WorldError as exc:
+            fix = f"; set `rewindable = true` on deploy_env {settings.env!r}" if world.rewind_points is None else ""
+            raise StepFailed(f"field `to_event`: {exc}{fix}") from None
+        return {"to_event": settings.to_event, "now": world.clock.now().isoformat(), "dropped": dropped}
