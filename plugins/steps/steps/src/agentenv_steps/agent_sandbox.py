@@ -10,16 +10,16 @@ resolved when the agent is deployed (from the environment, or the configured sec
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Annotated, Any, Literal
 
 from agentenv.config import ConfigError
 from agentenv.contracts import NetworkPolicy, SandboxSpec, StepContext, StepFailed
-from agentenv_runtime import RUN_LABEL, NoSandbox, create_in_chain, resolve_reference
+from agentenv_runtime import RUN_LABEL, resolve_reference
 from pydantic import BeforeValidator, Field
 
 from agentenv_steps._common import StepSettings, plugin_host
+from agentenv_steps.sandbox import sandbox_from_chain
 
 AGENT_LABEL = "agentenv.agent"
 """The label naming the deploy_agent step whose sandbox it is."""
@@ -81,14 +81,7 @@ async def make_agent_sandbox(
         raise StepFailed(f"field `sandbox`: {exc}") from None
     chain = settings.provider or ctx.config.raw("sandbox.default") or DEFAULT_CHAIN
     field = "sandbox.provider" if settings.provider else f"sandbox.provider (absent: {chain})"
-    try:
-        box, served, passed = await asyncio.to_thread(create_in_chain, chain, spec, ctx.config, host, ctx.log)
-    except NoSandbox as exc:
-        raise StepFailed(f"field `{field}`: {exc}") from None
-    except Exception as exc:
-        raise StepFailed(
-            f"field `{field}`: the agent's sandbox could not be made: {type(exc).__name__}: {exc}"
-        ) from None
+    box, served, passed = await sandbox_from_chain(chain, spec, field, ctx)
     network: Literal["allow_all", "allowlist", "loopback", "none"] = spec.network.mode
     described = {"id": box.id, "provider": served, "passed_over": passed, "network": network, "env": sorted(env)}
     return box, described

@@ -110,7 +110,7 @@ class DeployAgent(CoreStep[DeployAgentSettings]):
             raise StepFailed(f"field `settings`: the {kind} agent could not be made: {exc}") from None
         tools = world.tool_access(settings.role)
         deployed = DeployedAgent(agent, tools, settings.role, settings.env, kind, world)
-        output = {"kind": kind, "role": settings.role, "env": settings.env}
+        output: dict[str, Any] = {"kind": kind, "role": settings.role, "env": settings.env}
         output["tools"] = len(world.tool_names(settings.role))
         if settings.sandbox is not None:
             try:
