@@ -2,7 +2,9 @@
 rules versus calling the tool function directly, and an event-driven simulated week.
 
 Run: .venv/bin/python bench/world_bench.py
-Targets: fork ≤ 5 ms; overhead ≤ 50 µs per call; the week is reported in real milliseconds.
+Targets: fork ≤ 5 ms; overhead ≤ 50 µs per call; the week is reported in real milliseconds; a simulated week of a
+50-trigger office ≤ 50 ms (printed with its actions, and with actions on `get_time` to show the trigger engine
+alone); what 1,000 armed triggers add to a tool call ≤ 20 µs (against a world with none, in alternating batches).
 Every number is measured in this one process; ratios compare against a baseline run right here.
 """
 
