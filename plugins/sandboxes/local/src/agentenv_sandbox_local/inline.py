@@ -198,8 +198,12 @@ class InlineSandbox(Sandbox):
     # -- the Sandbox contract ---------------------------------------------------------------------
 
     def exec(self, command: list[str], *, timeout: float | None = None) -> ExecResult:
-        """Run `command` to completion in the work folder; on timeout kill its whole group (exit 124)."""
+        """Run `command` to completion in the work folder; on timeout kill its whole group (exit 124). A sandbox
+        with a time to live gives no command longer than what is left of it."""
         self._require_running()
+        if self.deadline is not None:
+            left = max(self.deadline - time.time(), 0.001)
+            timeout = left if timeout is None else min(timeout, left)
         try:
             proc = self._spawn(command, subprocess.PIPE, subprocess.PIPE)
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
