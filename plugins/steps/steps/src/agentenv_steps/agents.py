@@ -18,6 +18,7 @@ from agentenv_runtime import World
 from pydantic import Field, ValidationError
 
 from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message
+from agentenv_steps.agent_sandbox import AgentSandboxSettings, env_var_problems, make_agent_sandbox
 from agentenv_steps.reactions import AgentReactions
 
 POLICY_SUFFIXES = (".toml", ".json")
@@ -58,6 +59,15 @@ class DeployAgentSettings(StepSettings):
     role: str = Field("default", min_length=1, description="The role whose tools the agent sees and calls.")
     system_prompt: str | None = Field(None, description="System prompt, for kinds that take one.")
     model: str | None = Field(None, description="Model name, for kinds that take one (`--model` overrides it).")
+    sandbox: AgentSandboxSettings | None = Field(
+        None,
+        description="The agent's sandbox: {provider, image, cpu, memory_mb, disk_mb, ttl_seconds, network}, "
+        "made by the first provider that can enforce it; install_agent installs into it.",
+    )
+    env_vars: dict[str, str] = Field(
+        default_factory=dict,
+        description="The environment of the agent's sandbox; `env:NAME` and `secret:KEY` values are resolved.",
+    )
 
 
 class DeployAgent(CoreStep[DeployAgentSettings]):
@@ -67,7 +77,9 @@ class DeployAgent(CoreStep[DeployAgentSettings]):
     creates_resources = True
 
     def check(self, settings: DeployAgentSettings, step_ids: list[str]) -> list[tuple[str, str]]:
-        return missing_step("env", settings.env, step_ids, "deploy_env")
+        return missing_step("env", settings.env, step_ids, "deploy_env") + env_var_problems(
+            settings.env_vars, settings.sandbox
+        )
 
     def needs_model(self, settings: DeployAgentSettings) -> tuple[str, str] | None:
         if settings.kind == "llm" and not (settings.model or settings.settings.get("model")):
@@ -100,8 +112,19 @@ class DeployAgent(CoreStep[DeployAgentSettings]):
         except Exception as exc:  # the kind's own checks (a policy file that does not parse, …)
             raise StepFailed(f"field `settings`: the {kind} agent could not be made: {exc}") from None
         tools = world.tool_access(settings.role)
-        ctx.add_resource(step_id, DeployedAgent(agent, tools, settings.role, settings.env, kind, world), _closer(agent))
-        return {"kind": kind, "role": settings.role, "env": settings.env, "tools": len(world.tool_names(settings.role))}
+        deployed = DeployedAgent(agent, tools, settings.role, settings.env, kind, world)
+        output: dict[str, Any] = {"kind": kind, "role": settings.role, "env": settings.env}
+        output["tools"] = len(world.tool_names(settings.role))
+        if settings.sandbox is not None:
+            try:
+                deployed.sandbox, output["sandbox"] = await make_agent_sandbox(
+                    settings.sandbox, settings.env_vars, ctx, step_id
+                )
+            except BaseException:
+                _closer(agent)()
+                raise
+        ctx.add_resource(step_id, deployed, _closer(agent, deployed))
+        return output
 
 
 def _settings_hint(message: str, kind: str) -> str:
@@ -246,11 +269,18 @@ def _config_value(ctx: StepContext, dotted: str, field: str) -> Any:
         raise StepFailed(f"field `settings.{field}`: {exc}") from None
 
 
-def _closer(agent: AgentKind[Any]) -> Callable[[], None]:
+def _closer(agent: AgentKind[Any], deployed: DeployedAgent | None = None) -> Callable[[], None]:
+    """Close the agent, then tear down the sandbox deploy_agent made for it (not one install_agent named)."""
+    own = deployed.sandbox if deployed is not None else None
+
     def close() -> None:
         closing = getattr(agent, "close", None)
-        if callable(closing):
-            closing()
+        try:
+            if callable(closing):
+                closing()
+        finally:
+            if own is not None:
+                own.teardown()
 
     return close
 

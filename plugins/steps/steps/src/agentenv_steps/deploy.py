@@ -71,6 +71,11 @@ class DeployEnv(CoreStep[DeployEnvSettings]):
         classes = _env_classes(settings.envs, ctx)
         pairs = _artifacts.resolve_all(settings.artifacts, classes, ctx)
         trigger_kinds = {name: entry.obj for name, entry in ctx.host.usable(kinds.TRIGGER_KINDS).items()}
+        if chain != [INLINE] and settings.rewindable:
+            raise StepFailed(
+                f"field `rewindable`: only a world run in process keeps rewind points, and this one would be served "
+                f"by {','.join(chain)}; use sandbox = {INLINE!r} (and no --sandbox), or drop `rewindable`"
+            )
         if chain != [INLINE]:
             from agentenv_steps.serving import deploy_served
 
@@ -100,6 +105,8 @@ class DeployEnv(CoreStep[DeployEnvSettings]):
         if callable(getattr(host, "observes", None)) and host.observes("tool_called"):
             world.on_tool_call = lambda event: host.notify("tool_called", event=event)
         world.set_clock(settings.start, mode="frozen")
+        if settings.rewindable:
+            world.keep_rewind_points()
         if model_configured(ctx):  # persona triggers with `reply.llm = true` answer through the configured model
             world.responder = llm_responder(ctx, ctx.seed)
         stop_servers = _attach_mcp(settings, world)  # each deploy starts its own servers: their state is theirs

@@ -54,6 +54,11 @@ class DeployEnvSettings(StepSettings):
         description="Where the world runs: `inline` = in process (default; `agentenv run --sandbox` overrides it), "
         "or any sandbox provider serving it over MCP (`process`, `docker`, …), or a fallback chain (`docker,process`).",
     )
+    rewindable: bool = Field(
+        False,
+        description="Keep a checkpoint after every tool call, so rewind_env can put the world back to any of them "
+        "(in process only; each call then serializes what it changed).",
+    )
     ready_timeout: float = Field(
         120.0, gt=0, description="Seconds a served world may take to answer its Environment Card before the step fails."
     )
