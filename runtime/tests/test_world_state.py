@@ -317,3 +317,26 @@ def test_threads_reading_one_env_at_once_do_not_deadlock() -> None:
     except subprocess.TimeoutExpired:
         raise AssertionError("threads sharing an env's connection deadlocked") from None
     assert child.returncode == 0 and child.stdout.strip() == "done", child.stderr[-2000:]
+
+
+class Seer(NotesEnv):
+    """Remembers every world that composed it (what a web front end or a browser env keeps to reach its world)."""
+
+    name = "seer"
+
+    def joined(self, world: Any) -> None:
+        self.worlds = [*getattr(self, "worlds", []), world]
+
+
+def test_an_env_is_told_of_each_world_that_composes_it() -> None:
+    env = Seer()
+    world = World([NotesEnv(), env])
+    assert env.worlds == [world]
+    clone = world.fork()
+    forked = clone.env("seer")
+    assert forked is not env and forked.worlds == [world, clone]  # type: ignore[attr-defined]
+    assert env.worlds == [world]  # the parent's env still knows only its own world
+    late = Seer()
+    other = World([NotesEnv()])
+    other.add_env(late)
+    assert late.worlds == [other]

@@ -357,6 +357,12 @@ class Env(Environment[S]):
             clone._digest_memo = OrderedDict(self._digest_memo)
         return clone
 
+    def joined(self, world: Any) -> None:
+        """Called when a world composes this env: its build, every fork (with the fork's own copy of the env) and
+        `World.add_env`. Nothing by default. An env that must reach the rest of its world overrides it and keeps what
+        it needs (a web front end calling the world's tools, a browser opening a sibling's site); keep a weak
+        reference, since the world holds the env."""
+
     # ---- data --------------------------------------------------------------------------------------
     @classmethod
     def artifact_dir(cls) -> Path:
