@@ -52,6 +52,8 @@ def gone(pid: int, within: float = 10) -> bool:
 def test_a_command_site_lives_with_its_world_and_each_fork_gets_its_own(docroot: Path) -> None:
     env = WebsiteEnv(http_server(docroot))
     world = World([env])
+    assert env._site is None  # nothing runs until the world is deployed (or the site first used)
+    env.start()
     clone = world.fork()
     forked = clone.env("website")
     try:
@@ -69,7 +71,7 @@ def test_a_command_site_lives_with_its_world_and_each_fork_gets_its_own(docroot:
 def test_a_command_that_exits_at_start_names_the_env_its_status_and_output() -> None:
     crash = [sys.executable, "-c", "import sys; print('config file missing: /etc/site.toml'); sys.exit(3)"]
     with pytest.raises(WebsiteError) as caught:
-        WebsiteEnv({"command": crash, "start_timeout": 30})
+        WebsiteEnv({"command": crash, "start_timeout": 30}).start()
     message = str(caught.value)
     assert message.startswith("env website: the site (") and "ended before it answered GET" in message
     assert "exit status 3" in message and "config file missing: /etc/site.toml" in message
@@ -83,15 +85,15 @@ def test_a_command_that_never_answers_is_stopped_and_named(tmp_path: Path) -> No
         f"import os, time; open({str(marker)!r}, 'w').write(str(os.getpid())); time.sleep(600)",
     ]
     with pytest.raises(WebsiteError, match=r"did not answer GET http://127\.0\.0\.1:\d+/ below 400 within 1s"):
-        WebsiteEnv({"command": hang, "start_timeout": 1})
+        WebsiteEnv({"command": hang, "start_timeout": 1}).start()
     assert gone(int(marker.read_text()))
 
 
 def test_a_missing_program_and_a_missing_health_path_are_named(docroot: Path) -> None:
     with pytest.raises(WebsiteError, match=r"env website: the site command 'no-such-site-binary' could not start"):
-        WebsiteEnv({"command": "no-such-site-binary"})
+        WebsiteEnv({"command": "no-such-site-binary"}).start()
     with pytest.raises(WebsiteError, match=r"GET http://127\.0\.0\.1:\d+/health below 400 within 2s .* `health_path`"):
-        WebsiteEnv(http_server(docroot, health_path="/health", start_timeout=2))
+        WebsiteEnv(http_server(docroot, health_path="/health", start_timeout=2)).start()
 
 
 def test_a_url_site_is_checked_never_started(docroot: Path) -> None:
@@ -105,7 +107,7 @@ def test_a_url_site_is_checked_never_started(docroot: Path) -> None:
     finally:
         env.close()
     with pytest.raises(WebsiteError, match=r"within 1s \(start_timeout\) and runs elsewhere"):
-        WebsiteEnv({"url": base, "start_timeout": 1})
+        WebsiteEnv({"url": base, "start_timeout": 1}).start()
     with pytest.raises(WebsiteError, match=r"env website: its site \(.*http.server.*\) was stopped \(closed\)"):
         env.base_url  # noqa: B018 - reading it raises
 
@@ -164,6 +166,8 @@ def test_an_image_site_lives_and_dies_with_the_world(image: str) -> None:
 
 
 def test_an_image_that_exits_is_reported_with_its_logs_and_removed(image: str) -> None:
-    with pytest.raises(WebsiteError, match=r"(?s)env website: the site \(.*\) ended .*exit status 2.*invalid int value"):
-        WebsiteEnv({"image": image, "port": 8080, "args": ["not-a-port"]})
+    with pytest.raises(
+        WebsiteError, match=r"(?s)env website: the site \(.*\) ended .*exit status 2.*invalid int value"
+    ):
+        WebsiteEnv({"image": image, "port": 8080, "args": ["not-a-port"]}).start()
     assert containers() == []

@@ -5,12 +5,14 @@ desk's front end is one), a `command` or Docker `image` the world starts and hea
 runs elsewhere. The site's address is `base_url`; a browser env in the same world opens it with `start_url =
 "{website}/…"`.
 
-Lifecycle. A started site (command, image) starts when the env is made (the world's deploy) and must become healthy
-within `start_timeout`, or the deploy fails with a message naming the env and nothing is left running; `close()`
-(the deploy's teardown) stops it, and a fork starts a fresh one: a site's own state cannot be copied. An app site is
-mounted for each world that composes the env (`joined`: its build and every fork), so a forked world's site shows
-the fork's state, at the cost of a dictionary entry; `close()` unmounts it. A reset or restore changes the world's
-state, which an app site reads on every request; a started site keeps running through them.
+Lifecycle. A started site (command, image) starts when its world is deployed (`deploy_env` calls `start()` on the
+world it deploys; elsewhere, on the first use of `base_url`) and must become healthy within `start_timeout`, or the
+deploy fails with a message naming the env and nothing is left running. Making the env starts nothing, so a task's
+preflight and a deploy's cached template hold no process. `close()` (the deploy's teardown) stops it, and a fork
+starts a fresh one on its first use: a site's own state cannot be copied. An app site is mounted for each world
+that composes the env (`joined`: its build and every fork), so a forked world's site shows the fork's state, at the
+cost of a dictionary entry; `close()` unmounts it. A reset or restore changes the world's state, which an app site
+reads on every request; a started site keeps running through them.
 """
 
 from __future__ import annotations
@@ -42,19 +44,16 @@ class WebsiteEnv(Env[WebsiteSettings]):
         self._app: WsgiApp | None = None
         self._mount: str | None = None
         self._site: Started | None = None
+        self._closed = False
         if self.settings.app is not None:
             self._app = load_app(self.name, self.settings.app)
-        else:
-            self._site = self._start()
 
     # ---- where it is -------------------------------------------------------------------------------
     @property
     def base_url(self) -> str:
         """The site's root URL, without a trailing slash (an app site's is its world's own mount)."""
-        if self._site is not None:
-            return self._site.base_url
         if self._app is None:
-            raise WebsiteError(f"env {self.name}: its site ({self.settings.describe()}) was stopped (closed)")
+            return self.start().base_url
         if self._mount is None:
             raise WebsiteError(
                 f"env {self.name}: the app {self.settings.app} is served for a world; compose the env into one "
@@ -78,11 +77,23 @@ class WebsiteEnv(Env[WebsiteSettings]):
             MOUNTS.unmount(self._mount)
         self._mount = MOUNTS.mount(self._app, world, self.settings.role)
 
+    def start(self) -> Started:
+        """Start the site (command, image) or check it (url) unless that is done: `deploy_env` calls it on the world
+        it deploys, and the first use of `base_url` does. A WebsiteError names the env and what went wrong."""
+        if self._closed:
+            raise WebsiteError(f"env {self.name}: its site ({self.settings.describe()}) was stopped (closed)")
+        if self._site is None and self._app is None:
+            site = start(self.name, self.settings)
+            with _RUNNING_LOCK:
+                _RUNNING.add(site)
+            self._site = site
+        assert self._site is not None or self._app is not None
+        return self._site  # type: ignore[return-value]
+
     def fork(self) -> Self:
         clone = super().fork()
         clone._mount = None  # mounted when the forked world composes it
-        if self._site is not None and self.settings.url is None:
-            clone._site = clone._start()  # a fresh site: a started site's own state cannot be copied
+        clone._site, clone._closed = None, False  # started on first use: a started site's state cannot be copied
         return clone
 
     def close(self) -> None:
@@ -91,16 +102,11 @@ class WebsiteEnv(Env[WebsiteSettings]):
             MOUNTS.unmount(self._mount)
             self._mount = None
         site, self._site = self._site, None
+        self._closed = True
         if site is not None:
             site.stop()
             with _RUNNING_LOCK:
                 _RUNNING.discard(site)
-
-    def _start(self) -> Started:
-        site = start(self.name, self.settings)
-        with _RUNNING_LOCK:
-            _RUNNING.add(site)
-        return site
 
 
 def load_app(name: str, reference: str) -> WsgiApp:
