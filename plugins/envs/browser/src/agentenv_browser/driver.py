@@ -15,6 +15,7 @@ import concurrent.futures
 import contextlib
 import os
 import shutil
+import socket
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -53,10 +54,23 @@ def find_chromium(configured: str | None = None) -> str:
 
 
 class BrowserHost:
-    """A launched Chromium on its own event-loop thread."""
+    """A Chromium on its own event-loop thread: launched here, or reached over CDP where it runs elsewhere.
 
-    def __init__(self, executable: str, headless: bool = True) -> None:
+    `debug_port` (0: a free one) opens Chromium's DevTools endpoint on loopback, so an outside client can attach
+    with `connect_over_cdp(host.cdp_url)` and see the pages episodes drive. `connect` is the DevTools endpoint of a
+    browser that runs elsewhere (another process, the agent's sandbox): nothing is launched, contexts are made in
+    that browser, and closing only disconnects."""
+
+    def __init__(
+        self,
+        executable: str | None,
+        headless: bool = True,
+        *,
+        debug_port: int | None = None,
+        connect: str | None = None,
+    ) -> None:
         self.executable, self.headless = executable, headless
+        self.cdp_url: str | None = connect
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="agentenv-browser", daemon=True)
         self._thread.start()
@@ -64,6 +78,11 @@ class BrowserHost:
         self.browser: Any = None
         self._spares: dict[tuple[int, int], asyncio.Task[tuple[Any, Any]]] = {}
         """Viewport → a context and page being made (or made) ahead of the next episode that asks for one."""
+        if connect is None and debug_port is not None:
+            port = debug_port or free_port()
+            self.cdp_url, self._args = f"http://127.0.0.1:{port}", [f"--remote-debugging-port={port}"]
+        else:
+            self._args = []
         try:
             self.run(self._launch)
         except BaseException:
@@ -74,7 +93,14 @@ class BrowserHost:
         from playwright.async_api import async_playwright
 
         self._playwright = await async_playwright().start()
-        self.browser = await self._playwright.chromium.launch(executable_path=self.executable, headless=self.headless)
+        chromium = self._playwright.chromium
+        if self.executable is None:
+            assert self.cdp_url is not None
+            self.browser = await chromium.connect_over_cdp(self.cdp_url)
+        else:
+            self.browser = await chromium.launch(
+                executable_path=self.executable, headless=self.headless, args=self._args
+            )
 
     async def fresh_page(self, width: int, height: int) -> tuple[Any, Any]:
         """A new, never-used context and its page (call on the browser's loop).
@@ -84,9 +110,16 @@ class BrowserHost:
         (no cookies, storage or history)."""
         key = (width, height)
         spare = self._spares.pop(key, None)
-        made = await spare if spare is not None else await self._new_page(width, height)
+        made = None
+        if spare is not None:
+            with contextlib.suppress(Exception):  # a spare that failed (the browser restarted): make one now
+                made = await spare
+        if made is None:
+            made = await self._new_page(width, height)
         if SPARE_CONTEXTS:
-            self._spares[key] = asyncio.ensure_future(self._new_page(width, height))
+            task = asyncio.ensure_future(self._new_page(width, height))
+            task.add_done_callback(_retrieve)
+            self._spares[key] = task
         return made
 
     def drop_spares(self) -> None:
@@ -104,6 +137,16 @@ class BrowserHost:
         context = await self.browser.new_context(viewport={"width": width, "height": height})
         return context, await context.new_page()
 
+    def discard(self, context: Any) -> None:
+        """Close a context without waiting for it (an episode that ended: its reset need not wait)."""
+
+        async def close() -> None:
+            with contextlib.suppress(Exception):  # the browser may be gone already: nothing left to close then
+                await context.close()
+
+        if self._loop.is_running():
+            asyncio.run_coroutine_threadsafe(close(), self._loop)
+
     def run(self, func: Callable[[], Awaitable[T]], timeout: float = CALL_TIMEOUT) -> T:
         """Run `func()` on the browser's loop and wait for its result (from any thread but that loop's own)."""
 
@@ -119,6 +162,8 @@ class BrowserHost:
 
     def close(self) -> None:
         async def stop() -> None:
+            for spare in self._spares.values():
+                spare.cancel()
             if self.browser is not None:
                 await self.browser.close()
             if self._playwright is not None:
@@ -131,18 +176,26 @@ class BrowserHost:
             self._thread.join(15)
 
 
-_HOSTS: dict[tuple[str, bool], BrowserHost] = {}
+_HOSTS: dict[tuple[str | None, bool, int | None, str | None], BrowserHost] = {}
 _LOCK = threading.Lock()
 
 
-def shared_host(executable: str, headless: bool = True) -> BrowserHost:
-    """The process's browser for this executable and mode, launched on first use."""
-    key = (executable, headless)
+def shared_host(
+    executable: str | None, headless: bool = True, *, debug_port: int | None = None, connect: str | None = None
+) -> BrowserHost:
+    """The process's browser for this executable and mode (or this remote endpoint), launched on first use."""
+    key = (executable, headless, debug_port, connect)
     with _LOCK:
         host = _HOSTS.get(key)
         if host is None:
-            host = _HOSTS[key] = BrowserHost(executable, headless)
+            host = _HOSTS[key] = BrowserHost(executable, headless, debug_port=debug_port, connect=connect)
         return host
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @atexit.register
@@ -153,3 +206,9 @@ def close_hosts() -> None:
         _HOSTS.clear()
     for host in hosts:
         host.close()
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Read a spare's outcome so a spare that failed (the browser went away first) is not reported as unread."""
+    if not task.cancelled():
+        task.exception()
