@@ -340,3 +340,17 @@ def test_an_env_is_told_of_each_world_that_composes_it() -> None:
     other = World([NotesEnv()])
     other.add_env(late)
     assert late.worlds == [other]
+
+
+def test_held_restores_keep_the_schema_round_after_round() -> None:
+    """A world put back to one checkpoint again and again (an RL reset loop), without the state digest on: the
+    hold savepoint taken right after a restore once lost the schema on the second rewind ("no such table")."""
+    template = World([NotesEnv()])
+    assert template.call("add", {"body": "first"}).ok
+    world = template.fork()
+    start = world.checkpoint()
+    for _ in range(4):
+        outcome = world.call("add", {"body": "again"})
+        assert outcome.ok, outcome.error
+        world.restore_checkpoint(start, hold=True)
+    assert world.query("notes", "SELECT body FROM notes") == [{"body": "first"}]

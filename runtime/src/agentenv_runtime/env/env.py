@@ -233,6 +233,10 @@ class Env(Environment[S]):
         self._release_hold()
         if state is not None:
             self._track()  # the triggers cannot be made later, inside the savepoint (see `_track`)
+            # Read the schema before the savepoint: after `deserialize` it is loaded lazily, and if that happens
+            # inside the savepoint, rolling back to it later leaves statements prepared before the deserialize
+            # re-preparing against no tables at all ("no such table" on the second rewind).
+            self._db.execute("PRAGMA schema_version").fetchone()
             self._db.execute(f"SAVEPOINT {HOLD}")
             self._held = state
 
