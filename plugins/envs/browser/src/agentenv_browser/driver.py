@@ -27,7 +27,7 @@ CANDIDATES = ("/usr/lib/chromium/chromium-headless-shell", "/usr/lib/chromium/ch
 shell first: half the memory per page and a faster launch."""
 CALL_TIMEOUT = 60.0
 SPARE_CONTEXTS = True
-"""Make each episode's context ahead of time (see `BrowserHost.fresh_page`); the bench turns it off for its baseline."""
+"""Make each episode's context ahead of time (see `BrowserHost.make_spare`); the bench turns it off for its baseline."""
 
 
 class BrowserUnavailable(RuntimeError):
@@ -103,24 +103,26 @@ class BrowserHost:
             )
 
     async def fresh_page(self, width: int, height: int) -> tuple[Any, Any]:
-        """A new, never-used context and its page (call on the browser's loop).
+        """A new, never-used context and its page (call on the browser's loop): the one made ahead if there is
+        one, else one made now. Made ahead or now, it is just as fresh (no cookies, storage or history).
 
-        The one handed out was made ahead, while the previous episode ran, and another is started at once: an
-        episode reset then waits for neither the context nor the page. Made ahead or now, it is just as fresh
-        (no cookies, storage or history)."""
-        key = (width, height)
-        spare = self._spares.pop(key, None)
-        made = None
+        It does not start the next one: `make_spare` does, once the episode's first call is done (see there)."""
+        spare = self._spares.pop((width, height), None)
         if spare is not None:
             with contextlib.suppress(Exception):  # a spare that failed (the browser restarted): make one now
-                made = await spare
-        if made is None:
-            made = await self._new_page(width, height)
-        if SPARE_CONTEXTS:
+                return await spare
+        return await self._new_page(width, height)
+
+    def make_spare(self, width: int, height: int) -> None:
+        """Start making the context and page the next episode of this viewport will get, unless one is under way
+        (call on the browser's loop). Callers do it after the first call of an episode, not when it starts: making
+        a context spawns a renderer, and on a small machine that work, overlapping an episode's first call, made
+        a reset several times slower (measured in bench/browser_bench.py)."""
+        key = (width, height)
+        if SPARE_CONTEXTS and key not in self._spares:
             task = asyncio.ensure_future(self._new_page(width, height))
             task.add_done_callback(_retrieve)
             self._spares[key] = task
-        return made
 
     def drop_spares(self) -> None:
         """Close the contexts made ahead (a bench's baseline, or a caller that wants no idle context)."""
@@ -135,7 +137,9 @@ class BrowserHost:
 
     async def _new_page(self, width: int, height: int) -> tuple[Any, Any]:
         context = await self.browser.new_context(viewport={"width": width, "height": height})
-        return context, await context.new_page()
+        page = await context.new_page()
+        await page.evaluate("() => document.readyState")  # the page's script context exists before it is handed out
+        return context, page
 
     def discard(self, context: Any) -> None:
         """Close a context without waiting for it (an episode that ended: its reset need not wait)."""

@@ -151,6 +151,10 @@ class BrowserEnv(Env):
         async def run() -> T:
             if self._page is None:
                 await self._open(host, start)
+                try:
+                    return await action(self._page)
+                finally:  # the next episode's context is made now, not while this one's first call runs
+                    host.make_spare(self.options.width, self.options.height)
             return await action(self._page)
 
         try:
