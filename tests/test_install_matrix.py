@@ -277,6 +277,8 @@ MATRIX: dict[str, tuple[list[str], Smoke]] = {
     "agentenv-coding": ([], bundle_run("coding", None)),
     "agentenv-mcp": ([], command_help("mcp", "probe", expect="NAME=COMMAND")),
     "agentenv-browser": ([], registers("envs", ["browser"])),
+    "agentenv-website": ([], registers("envs", ["website"])),
+    "agentenv-web-desk": ([], bundle_run("web-desk", None)),
 }  # fmt: skip
 
 
