@@ -110,7 +110,7 @@ def test_the_role_must_exist_and_its_rbac_applies() -> None:
 
 
 def test_bad_settings_name_the_field() -> None:
-    with pytest.raises(WebsiteError, match=r"settings.app 'no_such_module:app': cannot import no_such_module"):
+    with pytest.raises(WebsiteError, match=r"settings.app 'no_such_module:app': cannot import it: No module named"):
         WebsiteEnv({"app": "no_such_module:app"})
     with pytest.raises(WebsiteError, match=r"agentenv_helpdesk.web has no callable 'nope'"):
         WebsiteEnv({"app": "agentenv_helpdesk.web:nope"})

@@ -5,7 +5,6 @@ leaves nothing running."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -113,18 +112,8 @@ def test_a_url_site_is_checked_never_started(docroot: Path) -> None:
 
 
 # ---- Docker ----------------------------------------------------------------------------------------------
-def _engine_problem() -> str | None:
-    if shutil.which("docker") is None:
-        return "no docker CLI"
-    info = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=60)
-    return None if info.returncode == 0 else f"no docker engine: {info.stderr.strip()[:200]}"
-
-
 @pytest.fixture(scope="module")
-def image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    problem = _engine_problem()
-    if problem:
-        pytest.skip(problem)
+def image(docker_engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from agentenv_docker.api import ensure_base_image
 
     base = ensure_base_image(log=lambda message: print(f"[base image] {message}"))

@@ -18,10 +18,10 @@ reads on every request; a started site keeps running through them.
 from __future__ import annotations
 
 import atexit
-import importlib
 import threading
 from typing import Any, ClassVar, Self
 
+from agentenv.contracts import ClassRef
 from agentenv_runtime import Env, tool
 
 from agentenv_website.mounts import MOUNTS, WsgiApp
@@ -111,13 +111,14 @@ class WebsiteEnv(Env[WebsiteSettings]):
 
 def load_app(name: str, reference: str) -> WsgiApp:
     """The WSGI application `module:attribute`, or a WebsiteError naming the setting and why."""
-    module_name, _, attribute = reference.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        app = ClassRef("app", reference).load()
     except ImportError as exc:
-        raise WebsiteError(f"env {name}: settings.app {reference!r}: cannot import {module_name}: {exc}") from None
-    app = getattr(module, attribute, None)
+        raise WebsiteError(f"env {name}: settings.app {reference!r}: cannot import it: {exc}") from None
+    except AttributeError:
+        app = None
     if not callable(app):
+        module_name, _, attribute = reference.partition(":")
         raise WebsiteError(
             f"env {name}: settings.app {reference!r}: {module_name} has no callable {attribute!r} (a WSGI "
             "application: app(environ, start_response))"
