@@ -2,13 +2,16 @@
 
 Each env instance (one per deployed world, fork or episode) has its own browser context on the process's shared
 Chromium (see `driver`), made on the first tool call: `reset()` and `fork()` drop it, so the next episode starts
-with no cookies, storage or history, at `start_url`. What the world keeps as the browser's state is the visit
-log and the screenshots (SQLite, like every env), so a world snapshot carries them; the page itself is not
-state (a restore does not bring a page back).
+with no cookies, storage or history, at `start_url`; so does a restore (an RL episode's reset). `start_url` may
+name a sibling env's site (`{website}/tickets`), found through the world the env joined. What the world keeps as
+the browser's state is the visit log and the screenshots (SQLite, like every env), so a world snapshot carries
+them; the page itself is not state (a restore does not bring a page back).
 
 `snapshot` lists the page one element a line with ids (`[7] button "Refund"`); `click`, `type` and `select`
 take those ids. `mouse_click(x, y)` and `key` act on the screen as a pixel-based agent would; `screenshot`
-returns the PNG (base64) and records it, so the run's trajectory holds every screenshot taken.
+returns the PNG (base64) and records it, so the run's trajectory holds every screenshot taken. `find` gives ids by
+name for agents that do not read snapshots (scripted policies). `devtools` says where an outside client can attach
+over CDP (`debugging_port`); `cdp_url` drives a browser that runs elsewhere instead of launching one.
 """
 
 from __future__ import annotations
