@@ -68,9 +68,9 @@ class Mounts:
         return f"http://127.0.0.1:{self.port}{PREFIX}{token}"
 
     def unmount(self, token_or_url: str) -> None:
-        token = token_or_url.rstrip("/").rsplit("/", 1)[-1]
-        with self._lock:
-            self._mounts.pop(token, None)
+        """Forget a mount. Takes no lock: it also runs as a weakref callback, which the garbage collector may call
+        in any thread, even one that holds the lock (a dict's pop is atomic)."""
+        self._mounts.pop(token_or_url.rstrip("/").rsplit("/", 1)[-1], None)
 
     def problem(self, token_or_url: str) -> str | None:
         """Why the mount cannot serve (its world is gone, or lacks the mount's role), or None."""
