@@ -26,6 +26,8 @@ CANDIDATES = ("/usr/lib/chromium/chromium-headless-shell", "/usr/lib/chromium/ch
 """Debian's real binaries (not the /usr/bin/chromium shell wrapper, which adds flags and noise); the headless
 shell first: half the memory per page and a faster launch."""
 CALL_TIMEOUT = 60.0
+CLOSE_AFTER = 2.0
+"""Seconds after which a context an episode dropped is closed when no next episode has started by then."""
 SPARE_CONTEXTS = True
 """Make each episode's context ahead of time (see `BrowserHost.make_spare`); the bench turns it off for its baseline."""
 
@@ -78,6 +80,8 @@ class BrowserHost:
         self.browser: Any = None
         self._spares: dict[tuple[int, int], asyncio.Task[tuple[Any, Any]]] = {}
         """Viewport → a context and page being made (or made) ahead of the next episode that asks for one."""
+        self._dropped: list[Any] = []
+        """Contexts episodes are done with, closed soon (see `discard`)."""
         if connect is None and debug_port is not None:
             port = debug_port or free_port()
             self.cdp_url, self._args = f"http://127.0.0.1:{port}", [f"--remote-debugging-port={port}"]
@@ -123,6 +127,7 @@ class BrowserHost:
             task = asyncio.ensure_future(self._new_page(width, height))
             task.add_done_callback(_retrieve)
             self._spares[key] = task
+        self._close_dropped()  # the contexts earlier episodes left, now that this one's first call is done
 
     def drop_spares(self) -> None:
         """Close the contexts made ahead (a bench's baseline, or a caller that wants no idle context)."""
@@ -142,14 +147,24 @@ class BrowserHost:
         return context, page
 
     def discard(self, context: Any) -> None:
-        """Close a context without waiting for it (an episode that ended: its reset need not wait)."""
+        """Close a context an episode is done with, later: after the next episode's first call (`make_spare`), or
+        after `CLOSE_AFTER` seconds if none comes. Closing tears down a renderer, and on a small machine that work,
+        overlapping the next episode's first call (an RL reset drops one context and opens the next at once), made
+        the reset several times slower. Callable from any thread."""
 
-        async def close() -> None:
-            with contextlib.suppress(Exception):  # the browser may be gone already: nothing left to close then
-                await context.close()
+        def queue() -> None:
+            self._dropped.append(context)
+            self._loop.call_later(CLOSE_AFTER, self._close_dropped)
 
         if self._loop.is_running():
-            asyncio.run_coroutine_threadsafe(close(), self._loop)
+            self._loop.call_soon_threadsafe(queue)
+
+    def _close_dropped(self) -> None:
+        """Start closing the contexts `discard` queued (on the browser's loop)."""
+        dropped, self._dropped = self._dropped, []
+        for context in dropped:
+            task = asyncio.ensure_future(context.close())
+            task.add_done_callback(_retrieve)
 
     def run(self, func: Callable[[], Awaitable[T]], timeout: float = CALL_TIMEOUT) -> T:
         """Run `func()` on the browser's loop and wait for its result (from any thread but that loop's own)."""
