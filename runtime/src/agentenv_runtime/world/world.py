@@ -108,6 +108,8 @@ class World:
         self.argument_limits: ArgumentLimits = DEFAULT_LIMITS
         """Bounds every call's arguments are checked against before the tool runs (a gateway tightens them)."""
         self.tools: dict[str, tuple[Env, ToolSpec]] = self._namespace()
+        for env in self.envs.values():
+            env.joined(self)
 
     def _namespace(self) -> dict[str, tuple[Env, ToolSpec]]:
         """One flat tool namespace: a name two apps share is qualified as `<env>_<tool>` for both."""
@@ -131,6 +133,7 @@ class World:
         env.clock = self.clock
         self.envs[env.name] = env
         self.tools = self._namespace()
+        env.joined(self)
 
     def remove_env(self, name: str) -> Env:
         """Take an app out of the world (one that could not be started fully, say); its tools go with it."""
