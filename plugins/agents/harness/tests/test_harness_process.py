@@ -57,8 +57,24 @@ def test_stdin_is_closed(tmp_path: Path) -> None:
     assert finished.stdout == "done\n"
 
 
-def test_host_tools_need_consent() -> None:
-    with pytest.raises(ValueError, match=r"tools \['shell', 'web'\]: .*allow_host_tools = true"):
+def test_own_tools_run_only_in_a_sandbox() -> None:
+    with pytest.raises(ValueError, match=r"tools \['shell', 'web'\]: .*only inside a sandbox; set sandbox = \"docker"):
         HarnessSettings(tools=["mcp", "shell", "web"])
-    assert HarnessSettings(tools=["shell"], allow_host_tools=True).tools == ["shell"]
+    with pytest.raises(ValueError, match=r"tools \['edit'\]"):
+        HarnessSettings(tools=["edit"], sandbox="process")
+    assert HarnessSettings(tools=["shell"], sandbox="docker").tools == ["shell"]
+    assert HarnessSettings(sandbox="inline").sandbox == "process"  # `--sandbox inline`: the CLI is a process anyway
     assert HarnessSettings().tools == ["mcp"]
+
+
+def test_a_watch_stops_the_tree_and_says_why(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def watch(line: str) -> str | None:
+        seen.append(line)
+        return "seen enough" if line.startswith("2") else None
+
+    command = "for i in 1 2 3; do echo $i; sleep 1; done; sleep 300"
+    finished = asyncio.run(run_tree(["sh", "-c", command], env={}, cwd=tmp_path, timeout=60, watch=watch))
+    assert (finished.stopped, finished.returncode, finished.timed_out) == ("seen enough", None, False)
+    assert seen == ["1\n", "2\n"] and finished.stdout == "1\n2\n"

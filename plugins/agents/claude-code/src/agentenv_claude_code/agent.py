@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv_harness import api as harness
-from agentenv_harness.api import CliFacts, HarnessAgent, HarnessSettings, json_lines
+from agentenv_harness.api import CliFacts, HarnessAgent, HarnessSettings, Recipe, json_lines, turns_used_up
 
 BUILTINS = {"shell": ["Bash"], "edit": ["Read", "Edit", "Write", "Glob", "Grep"], "web": ["WebFetch", "WebSearch"]}
 QUIET_ENV = {
@@ -54,6 +54,9 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
             return None
         return Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude"
 
+    def recipe(self) -> Recipe:
+        return Recipe(Path(__file__).parent / "image", "claude", "/usr/local/bin/claude")
+
     @property
     def config_dir(self) -> Path:
         return self.workdir / "claude"
@@ -65,7 +68,7 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
         builtins = [name for tool in self.options.tools for name in BUILTINS.get(tool, [])]
         allowed = (["mcp__world"] if "mcp" in self.options.tools else []) + builtins
         argv = [
-            str(self.binary), "-p", prompt,
+            self.cli_binary, "-p", prompt,
             "--output-format", "stream-json", "--verbose",
             "--mcp-config", str(mcp_config), "--strict-mcp-config",
             "--tools", ",".join(builtins),
@@ -89,7 +92,7 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
             **self.base_env(),
             **QUIET_ENV,
             "CLAUDE_CONFIG_DIR": str(self.config_dir),
-            "ANTHROPIC_BASE_URL": self.base_url,
+            "ANTHROPIC_BASE_URL": self.model_url,
             "ANTHROPIC_API_KEY": self.api_key,
         }
         return harness.Launch(argv, env)
@@ -106,7 +109,7 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
         )
         subtype = str(result.get("subtype", ""))
         if subtype == "error_max_turns":
-            outcome.error = f"it used up its {self.options.max_turns} turns (settings.max_turns)"
+            outcome.error = turns_used_up(self.options.max_turns)
         elif result.get("is_error") or subtype != "success":  # an API error can come with subtype "success"
             outcome.error = f"it reported an error ({subtype}): {outcome.text or json.dumps(result)[:500]}"
         elif result.get("permission_denials"):

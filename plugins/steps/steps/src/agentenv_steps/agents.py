@@ -209,7 +209,26 @@ def agent_options(
                 raise StepFailed(f"field `settings.{field}`: {exc}") from None
         if value is not None:
             options[field] = value
+    if "sandbox" in fields and "sandbox" not in options:
+        chosen = agent_sandbox(kind_cls.name, ctx)
+        if chosen is not None:
+            options["sandbox"] = chosen
     return options
+
+
+def agent_sandbox(kind: str, ctx: StepContext) -> str | None:
+    """Where an agent kind that runs its own process (a coding-agent harness) runs, when its step does not say:
+    `--sandbox`, else `[agents.<kind>] sandbox`, else `[sandbox] default`; the first provider of a chain."""
+    wanted = ctx.overrides.get("sandbox")
+    for key in (f"agents.{kind}.sandbox", "sandbox.default"):
+        if wanted:
+            break
+        try:
+            wanted = ctx.setting(key)
+        except ConfigError as exc:
+            raise StepFailed(f"field `settings.sandbox`: {exc}") from None
+    names = [part.strip() for part in str(wanted or "").split(",") if part.strip()]
+    return names[0] if names else None
 
 
 def _closer(agent: AgentKind[Any]) -> Callable[[], None]:
