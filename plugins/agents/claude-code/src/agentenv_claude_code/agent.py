@@ -19,7 +19,7 @@ import json
 import re
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agentenv_harness import api as harness
 from agentenv_harness.api import CliFacts, HarnessAgent, HarnessSettings, Recipe, json_lines, turns_used_up
@@ -36,6 +36,8 @@ QUIET_ENV = {
 
 class ClaudeCodeSettings(HarnessSettings):
     """Settings of the `claude-code` kind (those every harness takes)."""
+
+    kind: ClassVar[str] = "claude-code"
 
 
 class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
@@ -63,6 +65,8 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
 
     def launch(self, prompt: str, endpoint: harness.McpEndpoint, chosen: harness.PromptOptions) -> harness.Launch:
         servers = {"world": {"type": "http", "url": endpoint.url, "headers": endpoint.headers}}
+        if "mcp" not in self.options.tools:  # no world tools: no server at all (strict: none from elsewhere)
+            servers = {}
         mcp_config = self.workdir / "mcp.json"
         mcp_config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
         builtins = [name for tool in self.options.tools for name in BUILTINS.get(tool, [])]

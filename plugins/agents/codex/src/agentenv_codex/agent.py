@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agentenv_harness import api as harness
 from agentenv_harness.api import HOST_TOOLS, CliFacts, HarnessAgent, HarnessSettings, Recipe, json_lines, turns_used_up
@@ -40,6 +40,8 @@ file_change, web_search, todo_list, …)."""
 
 class CodexSettings(HarnessSettings):
     """Settings of the `codex` kind (those every harness takes)."""
+
+    kind: ClassVar[str] = "codex"
 
     @model_validator(mode="after")
     def _edit_goes_through_the_shell(self) -> CodexSettings:

@@ -280,6 +280,8 @@ class HarnessAgent(AgentKind[S]):
 
     async def _prompt(self, prompt: str, tools: ToolAccess, chosen: PromptOptions) -> AgentResponse:
         endpoint = await asyncio.to_thread(self.server.endpoint, tools)
+        episode = getattr(getattr(tools, "world", None), "episode", None)
+        self.place.run_id = self.place.run_id or (str(episode) if episode else None)
         await asyncio.to_thread(self.place.prepare)  # once: the Docker image and network
         own_tools = any(tool in HOST_TOOLS for tool in self.options.tools)
         trees = await asyncio.to_thread(_trees, tools) if own_tools else []

@@ -89,7 +89,6 @@ class DockerPlace(Place):
         self.ports: dict[tuple[str, int], int] = {}
         self.hosts: dict[str, str] = {}
         self.trees: list[Tree] = []
-        self.run_id: str | None = None
         self._client: Any = None
 
     @property
@@ -101,14 +100,21 @@ class DockerPlace(Place):
         return self._client
 
     # ---- set-up -------------------------------------------------------------------------------------
+    def _labels(self, name: str) -> dict[str, str]:
+        """The docker provider's labels (so `agentenv docker prune` knows them), the kind, this agent, the run."""
+        from agentenv_docker.api import sandbox_labels
+
+        labels = {**sandbox_labels(name), LABEL: self.kind, AGENT_LABEL: self.agent_id}
+        if self.run_id:
+            labels[RUN_LABEL] = self.run_id
+        return labels
+
     def prepare(self) -> None:
         if self.image is None:
             self.image, self.image_built = ensure_image(self.kind, self.recipe, self.host_binary, self.client, self.log)
         if self.network is None:
-            from agentenv_docker.api import sandbox_labels
-
             name = f"agentenv-harness-{self.agent_id}"
-            labels = {**sandbox_labels(name), LABEL: self.kind, AGENT_LABEL: self.agent_id}
+            labels = self._labels(name)
             self.network = self.client.networks.create(name, driver="bridge", internal=True, labels=labels)
             self.network.reload()
             self.gateway = str(self.network.attrs["IPAM"]["Config"][0]["Gateway"])
@@ -146,11 +152,6 @@ class DockerPlace(Place):
 
     # ---- one prompt ----------------------------------------------------------------------------------
     def _start(self, name: str, argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> Any:
-        from agentenv_docker.api import sandbox_labels
-
-        labels = {**sandbox_labels(name), LABEL: self.kind, AGENT_LABEL: self.agent_id}
-        if self.run_id:
-            labels[RUN_LABEL] = self.run_id
         volumes = {str(self.folder): {"bind": str(self.folder), "mode": "rw"}}
         volumes.update({str(tree.path): {"bind": tree.mount_point, "mode": "rw"} for tree in self.trees})
         return self.client.containers.run(
@@ -164,7 +165,7 @@ class DockerPlace(Place):
             network=self.network.name,
             extra_hosts=dict(self.hosts) or None,
             volumes=volumes,
-            labels=labels,
+            labels=self._labels(name),
             user=f"{os.getuid()}:{os.getgid()}",
             mem_limit=MEMORY,
             pids_limit=PIDS,

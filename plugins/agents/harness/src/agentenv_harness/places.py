@@ -32,6 +32,8 @@ class Place(ABC):
     """Where the CLI of one agent runs, for its whole life."""
 
     name: str
+    run_id: str | None = None
+    """The run the agent acts in (its world's episode), for labels; set before `prepare`."""
 
     def prepare(self) -> None:
         """One-time work before the first prompt (an image, a network); run in a worker thread."""

@@ -72,16 +72,29 @@ async def run_tree(
     """Run `argv` to completion, `timeout` seconds, or until `watch` says stop; the tree is gone when this
     returns or raises."""
     started = time.monotonic()
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=str(cwd),
-        env=dict(env),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-        limit=LINE_LIMIT,
+    creating = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            limit=LINE_LIMIT,
+        )
     )
+    try:
+        process = await asyncio.shield(creating)
+    except asyncio.CancelledError:
+        # Cancelled while asyncio was still connecting the pipes: the process already runs and may have started
+        # children. Left alone, asyncio would kill only the process and then wait forever for pipes its
+        # children hold; so let the creation finish and kill the whole tree first.
+        process = await creating
+        kill_tree(process.pid)
+        with contextlib.suppress(Exception):
+            await process.wait()
+        raise
     assert process.stdout is not None and process.stderr is not None
     lines: list[str] = []
     stopped: list[str] = []

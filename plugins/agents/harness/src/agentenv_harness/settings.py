@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -19,6 +19,8 @@ def _world_tools_only() -> list[HarnessTool]:
 
 class HarnessSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    kind: ClassVar[str] = "<kind>"
+    """The agent kind these settings are for (its `[agents.<kind>]` table is named in errors)."""
 
     base_url: str | None = None
     """The model endpoint (`[model] base_url`, `[agents.<kind>] base_url` or `--model-url`)."""
@@ -54,7 +56,7 @@ class HarnessSettings(BaseModel):
         if wanted and self.sandbox != "docker":
             raise ValueError(
                 f"tools {wanted}: the harness's own tools act on the files of the machine it runs on, so they run "
-                'only inside a sandbox; set sandbox = "docker" (in the step\'s settings, [agents.<kind>] sandbox, '
-                "or --sandbox docker), or leave them out"
+                f'only inside a sandbox; set sandbox = "docker" (in the step\'s settings, [agents.{self.kind}] '
+                "sandbox, or --sandbox docker), or leave them out"
             )
         return self
