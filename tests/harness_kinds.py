@@ -172,9 +172,10 @@ def harness_processes_under(folder: Path) -> list[int]:
     return found
 
 
-def interrupt_a_run(tmp_path: Path, kind: Kind, config: str = "") -> int:
-    """Ctrl-C on `agentenv run support-refund --agent KIND` while the harness waits for the model: the run ends,
-    and no harness process of it is left (on this machine or in a container). Returns the runner's pid."""
+def interrupt_a_run(tmp_path: Path, kind: Kind, config: str = "", sig: int = signal.SIGINT) -> int:
+    """`sig` (Ctrl-C by default) to `agentenv run support-refund --agent KIND` while the harness waits for the
+    model: the run ends, and (after Ctrl-C) no harness process of it is left, on this machine or in a container.
+    Returns the runner's pid."""
     path = write_config(tmp_path, config)
     env = {"AGENTENV_CONFIG": str(path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
     with StandInModel([{"text": "late", "delay": 60}]) as model:
@@ -187,11 +188,12 @@ def interrupt_a_run(tmp_path: Path, kind: Kind, config: str = "") -> int:
                 time.sleep(0.1)
             assert model.model_requests, "the harness never asked the model"
             assert harness_processes_under(tmp_path) != []
-            runner.send_signal(signal.SIGINT)
+            runner.send_signal(sig)
             runner.wait(timeout=120)
         finally:
             if runner.poll() is None:
                 runner.kill()
     assert runner.returncode != 0
-    assert harness_processes_under(tmp_path) == []
+    if sig == signal.SIGINT:
+        assert harness_processes_under(tmp_path) == []
     return runner.pid

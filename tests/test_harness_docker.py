@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 import tomllib
 from collections.abc import Iterator
@@ -171,6 +175,27 @@ def test_a_timeout_and_a_cancellation_leave_no_container_and_no_process(kind: Ki
 def test_ctrl_c_leaves_no_container_network_or_process(tmp_path: Path, kind: Kind) -> None:
     runner = interrupt_a_run(tmp_path, kind, config=docker_config(kind))
     assert leftovers(f"agentenv.owner.pid={runner}") == NOTHING
+
+
+def test_prune_removes_what_a_killed_run_left(tmp_path: Path) -> None:
+    """SIGKILL leaves the container (its CLI still waiting for the model) and the network; their labels name
+    the dead owner, so `agentenv docker prune` removes them, and the harness process with them."""
+    kind = KINDS[0]
+    runner = interrupt_a_run(tmp_path, kind, config=docker_config(kind), sig=signal.SIGKILL)
+    owner = f"agentenv.owner.pid={runner}"
+    left = leftovers(owner)
+    assert left["containers"] and left["networks"]
+    assert harness_processes_under(tmp_path) != []
+    command = [sys.executable, "-m", "agentenv", "docker", "prune", "--label", owner,
+               "--label", f"{HARNESS_LABEL}={kind.name}"]  # fmt: skip
+    environ = {**os.environ, "AGENTENV_CONFIG": str(tmp_path / "config.toml")}
+    pruned = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environ)
+    assert pruned.returncode == 0, pruned.stderr
+    assert leftovers(owner) == NOTHING
+    deadline = time.monotonic() + 60
+    while harness_processes_under(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert harness_processes_under(tmp_path) == []
 
 
 def test_the_container_reaches_nothing_but_the_relay() -> None:
