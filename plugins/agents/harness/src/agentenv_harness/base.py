@@ -9,7 +9,6 @@ missing binary, unreachable endpoint, timeout, a non-zero exit with the tail of 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import os
 import shutil
@@ -29,6 +28,7 @@ from agentenv_harness.image import Recipe
 from agentenv_harness.options import PromptOptions, attachments, reask, schema_problem, schema_request
 from agentenv_harness.places import HostPlace, Place, Tree
 from agentenv_harness.process import Finished, Watch
+from agentenv_harness.relay import is_loopback_host
 from agentenv_harness.settings import HOST_TOOLS, HarnessSettings
 from agentenv_harness.world_mcp import McpEndpoint, WorldServer
 
@@ -85,13 +85,7 @@ def turns_used_up(max_turns: int) -> str:
 
 
 def is_loopback_url(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_host(urlsplit(url).hostname or "")
 
 
 def check_reachable(url: str, setting: str) -> None:

@@ -34,7 +34,7 @@ from agentenv_harness.errors import HarnessError
 from agentenv_harness.image import LABEL, Recipe, ensure_image
 from agentenv_harness.places import Place, Tree
 from agentenv_harness.process import Finished, Watch
-from agentenv_harness.relay import Relay
+from agentenv_harness.relay import Relay, is_loopback_host
 
 AGENT_LABEL = "agentenv.harness.agent"
 RUN_LABEL = "agentenv.run"
@@ -61,13 +61,12 @@ def docker_problem(kind: str) -> str | None:
     return None
 
 
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def _is_address(host: str) -> bool:
     try:
-        return ipaddress.ip_address(host).is_loopback
+        ipaddress.ip_address(host)
     except ValueError:
         return False
+    return True
 
 
 class DockerPlace(Place):
@@ -134,14 +133,10 @@ class DockerPlace(Place):
         port = parts.port or (443 if parts.scheme == "https" else 80)
         if (host, port) not in self.ports:
             self.ports[host, port] = self.relay.forward(host, port)
-        seen_as = self.gateway
-        if not _loopback(host):
-            try:
-                ipaddress.ip_address(host)
-                seen_as = self.gateway  # an address: the relay stands in for it
-            except ValueError:
-                self.hosts[host] = self.gateway  # a name: kept for TLS, pointed at the relay
-                seen_as = host
+        seen_as = self.gateway  # a loopback or an address: the relay's address stands in for it
+        if not is_loopback_host(host) and not _is_address(host):
+            self.hosts[host] = self.gateway  # a name: kept (TLS checks it), pointed at the relay
+            seen_as = host
         return urlunsplit((parts.scheme, f"{seen_as}:{self.ports[host, port]}", parts.path, parts.query, ""))
 
     def use_trees(self, trees: list[Tree]) -> None:

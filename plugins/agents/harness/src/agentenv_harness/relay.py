@@ -13,11 +13,22 @@ Threads, not asyncio: it lives as long as the agent, beside whatever event loop 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import socket
 import threading
 from dataclasses import dataclass, field
 
 CHUNK = 64 * 1024
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether a URL's host is this machine's loopback (a container reaches such an endpoint only by relay)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass
