@@ -7,7 +7,9 @@ For each kind and sandbox, against the stand-in model and the support-desk world
    kind builds (process: a plain subprocess; Docker: a plain `docker run` of the same image, mounts and
    network through the docker SDK), with the world already served and the image already built. Kind and bare
    runs alternate, and "kind adds" is the median of the paired differences, so a load spike from the other
-   work on this shared machine hits both sides of a pair;
+   work on this shared machine hits both sides of a pair. Since the binary's own start varies by seconds
+   under load, the kind's own work is also timed directly: from `respond()` to the moment it hands the
+   argv to the sandbox to start ("before launch");
 2. per-turn overhead: the mean gap between consecutive model requests of a run of TURNS tool-call turns
    (tool call through MCP + the harness's own work + the stand-in's reply), minus the stand-in's own
    latency for one request, measured directly in this run;
@@ -107,10 +109,18 @@ def one_run(kind: str, sandbox: str, model: StandInModel, turns: int) -> dict[st
     agent = make(kind, model, sandbox)
     tools = world.tool_access("billing_lead")
     peak = 0
+    launched: list[float] = []
     try:
         if kind != "llm":
             agent.server.endpoint(tools)  # the world is served once per agent; its start is not a turn cost
             agent.place.prepare()  # the image and network exist before a run (built once per machine)
+            run = agent.place.run
+
+            async def timed(*args: Any, **kwargs: Any) -> Any:
+                launched.append(time.time())
+                return await run(*args, **kwargs)
+
+            agent.place.run = timed
         start = time.time()
         if kind == "llm":
             asyncio.run(agent.respond("Look at ticket TCK-9001.", tools))
@@ -124,7 +134,8 @@ def one_run(kind: str, sandbox: str, model: StandInModel, turns: int) -> dict[st
             close()
     received = [r.received_at for r in model.requests[before:] if r.api]
     gaps = [b - a for a, b in itertools.pairwise(received)]
-    return {"first": received[0] - start, "gap": statistics.mean(gaps), "rss": peak}
+    before_launch = launched[0] - start if launched else 0.0
+    return {"first": received[0] - start, "gap": statistics.mean(gaps), "rss": peak, "launch": before_launch}
 
 
 def bare_first_request(kind: str, sandbox: str, model: StandInModel) -> float:
@@ -185,13 +196,13 @@ def main() -> None:
         floor = stand_in_latency(model)
         print(f"stand-in latency (one request, median): {floor * 1000:.1f} ms; {args.repeat} runs per row, medians")
         print(f"{'kind':<12} {'sandbox':<8} {'first request s':>16} {'bare binary s':>14} {'kind adds s':>12} "
-              f"{'per-turn overhead ms':>21} {'peak RSS MB':>12}")  # fmt: skip
+              f"{'before launch ms':>17} {'per-turn overhead ms':>21} {'peak RSS MB':>12}")  # fmt: skip
         runs = [one_run("llm", "process", model, args.turns) for _ in range(args.repeat)]
         base_first = statistics.median(r["first"] for r in runs)
         base_overhead = max(statistics.median(r["gap"] for r in runs) - floor, 1e-6)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"{'llm':<12} {'-':<8} {base_first:16.3f} {'-':>14} {'-':>12} {base_overhead * 1000:21.1f} "
-              f"{rss:12.0f}  (this process)")  # fmt: skip
+        print(f"{'llm':<12} {'-':<8} {base_first:16.3f} {'-':>14} {'-':>12} {'-':>17} "
+              f"{base_overhead * 1000:21.1f} {rss:12.0f}  (this process)")  # fmt: skip
         for sandbox, kind in itertools.product(sandboxes, HARNESSES):
             one_run(kind, sandbox, model, 1)  # warm-up: page cache, image, first container on the engine
             pairs = []
@@ -202,8 +213,9 @@ def main() -> None:
             adds = statistics.median(r["first"] - b for r, b in pairs)
             overhead = statistics.median(r["gap"] for r, _ in pairs) - floor
             peak = statistics.median(r["rss"] for r, _ in pairs) / 1024 / 1024
-            print(f"{kind:<12} {sandbox:<8} {first:16.3f} {bare:14.3f} {adds:12.3f} {overhead * 1000:21.1f} "
-                  f"{peak:12.0f}")  # fmt: skip
+            launch = statistics.median(r["launch"] for r, _ in pairs)
+            print(f"{kind:<12} {sandbox:<8} {first:16.3f} {bare:14.3f} {adds:12.3f} {launch * 1000:17.1f} "
+                  f"{overhead * 1000:21.1f} {peak:12.0f}")  # fmt: skip
             spread = sorted(r["first"] - b for r, b in pairs)
             print(f"{'':<21} kind adds, all pairs (s): {' '.join(f'{d:.3f}' for d in spread)}; vs llm: first "
                   f"request x{first / base_first:.1f}, per-turn overhead x{overhead / base_overhead:.1f}")  # fmt: skip

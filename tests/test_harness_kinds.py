@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +167,12 @@ def test_preflight_names_the_fix_and_starts_nothing(
             kind.cls({"base_url": kind.url(model), "binary": str(tmp_path / "cli")})
         with pytest.raises(HarnessError, match=rf"speaks only '{kind.cls.cli.wire_api}'"):
             kind.cls({"base_url": kind.url(model), "api": "openai-chat"})
+        with monkeypatch.context() as patch:  # an engine that does not answer (no Docker on this machine)
+            patch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+            patch.setattr(tempfile, "tempdir", str(tmp_path))  # where the agent's private folder would be made
+            with pytest.raises(HarnessError, match=r"sandbox = 'docker': the Docker engine does not answer .*start it"):
+                kind.cls({"base_url": kind.url(model), "sandbox": "docker"})
+            assert not list(tmp_path.glob("agentenv-*"))  # its private folder went with it
         monkeypatch.setattr(kind.cls, "default_binary", lambda self: None)
         with pytest.raises(HarnessError, match=rf"the {kind.name} binary is not installed: pip install"):
             kind.cls({"base_url": kind.url(model)})
