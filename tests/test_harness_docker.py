@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import time
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -253,30 +252,26 @@ def docker_workspaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
     clear_templates()
 
 
-def fix_bug_task(tmp_path: Path, kind: Kind, model: StandInModel) -> tuple[Path, Path]:
-    """The coding bundle's `fix-bug` task with the harness as its agent: its own shell and edit tools only."""
-    from agentenv.plugins.host import get_host
-    from agentenv_runtime import find_bundle
-
-    bundle = find_bundle("coding", get_host())
-    task = tomllib.loads(bundle.task_files()["fix-bug"].read_text())
-    (deploy,) = [step for step in task["steps"] if step["type"] == "deploy_agent"]
-    deploy.update(kind=kind.name, settings={"base_url": kind.url(model), "tools": ["shell", "edit"],
-                                            "sandbox": "docker", "timeout": 300})  # fmt: skip
-    path = tmp_path / "fix-bug.json"
-    path.write_text(json.dumps(task))
-    return path, bundle.path
-
-
 @each_kind
 @pytest.mark.parametrize(("fix", "score"), [("a + b", 1.0), ("a * b", 0.0)], ids=["right-edit", "wrong-edit"])
 def test_a_harness_fixes_a_coding_task_with_its_own_tools(
     agentenv_runs: Any, docker_workspaces: Path, tmp_path: Path, kind: Kind, fix: str, score: float
 ) -> None:
+    """The bundle's own `fix-bug` task, unchanged: `--agent KIND` and the kind's config table (the Docker
+    sandbox, its own shell and edit tools only) are all it takes."""
+    from agentenv import get_host
+    from agentenv_runtime import find_bundle
+    from agentenv_testing.tasks import temporary_config
+
     turns = json.loads(json.dumps(FIX_CLAUDE if kind.name == "claude-code" else FIX_CODEX).replace("{fix}", fix))
+    bundle = find_bundle("coding", get_host())
+    config = temporary_config(tmp_path)
+    config.values["agents"] = {kind.name: {"sandbox": "docker", "tools": ["shell", "edit"], "timeout": 300}}
     with StandInModel(turns) as model:
-        task, bundle = fix_bug_task(tmp_path, kind, model)
-        record = agentenv_runs(task, bundle_dir=bundle)
+        overrides = {"agent": kind.name, "model_url": kind.url(model)}
+        record = agentenv_runs(
+            bundle.task_files()["fix-bug"], bundle_dir=bundle.path, overrides=overrides, config=config
+        )
     assert record["status"] == "succeeded", record["steps"]
     assert record["score"] == score
     assert model.turns_served == len(turns)
@@ -284,6 +279,7 @@ def test_a_harness_fixes_a_coding_task_with_its_own_tools(
     assert kind.shell_tool in offered and not any(name.startswith("mcp__world") for name in offered)
     (issue,) = [step for step in record["steps"] if step["id"] == "issue"]
     view = json.loads(agentenv_runs.object(issue["output"]["files"]["agent-trajectory-1.json"]))
+    assert view["sandbox"] == "docker"
     first, *_, last = [e["content"] for e in view["entries"] if e["type"] == "tool_result"]
     assert "FAILED" in first  # its own shell ran the tests in the tree, before and after its own edit
     assert ("FAILED" in last) == (score < 1.0) and last.rstrip().endswith("OK") == (score == 1.0), last

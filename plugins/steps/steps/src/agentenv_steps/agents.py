@@ -22,7 +22,8 @@ from agentenv_steps.reactions import AgentReactions
 
 POLICY_SUFFIXES = (".toml", ".json")
 MODEL_FIELDS = ("base_url", "api_key", "model", "api")
-"""Settings an agent kind may take from the config's `[agents.<kind>]` table, else its `[model]` table."""
+"""Settings an agent kind may take from the config's `[agents.<kind>]` table, else its `[model]` table. Every other
+setting of the kind that the step leaves out may come from `[agents.<kind>]` alone (`sandbox`: see agent_sandbox)."""
 
 
 @dataclass
@@ -203,17 +204,27 @@ def agent_options(
         for table in (f"agents.{kind_cls.name}", "model"):  # the kind's own table first, then [model]
             if value is not None:
                 break
-            try:  # ctx.setting resolves env: and secret: references (secrets from the secret store)
-                value = ctx.setting(f"{table}.{field}")
-            except ConfigError as exc:
-                raise StepFailed(f"field `settings.{field}`: {exc}") from None
+            value = _setting(ctx, f"{table}.{field}", field)
         if value is not None:
             options[field] = value
-    if "sandbox" in fields and "sandbox" not in options:
-        chosen = agent_sandbox(kind_cls.name, ctx)
-        if chosen is not None:
-            options["sandbox"] = chosen
+    for field in fields:  # any other setting the step leaves out: the kind's own `[agents.<kind>]` table
+        if field in options or field in MODEL_FIELDS:
+            continue
+        value = (
+            agent_sandbox(kind_cls.name, ctx)
+            if field == "sandbox"
+            else _setting(ctx, f"agents.{kind_cls.name}.{field}", field)
+        )
+        if value is not None:
+            options[field] = value
     return options
+
+
+def _setting(ctx: StepContext, key: str, field: str) -> Any:
+    try:  # ctx.setting resolves env: and secret: references (secrets from the secret store)
+        return ctx.setting(key)
+    except ConfigError as exc:
+        raise StepFailed(f"field `settings.{field}`: {exc}") from None
 
 
 def agent_sandbox(kind: str, ctx: StepContext) -> str | None:
@@ -223,10 +234,7 @@ def agent_sandbox(kind: str, ctx: StepContext) -> str | None:
     for key in (f"agents.{kind}.sandbox", "sandbox.default"):
         if wanted:
             break
-        try:
-            wanted = ctx.setting(key)
-        except ConfigError as exc:
-            raise StepFailed(f"field `settings.sandbox`: {exc}") from None
+        wanted = _setting(ctx, key, "sandbox")
     names = [part.strip() for part in str(wanted or "").split(",") if part.strip()]
     return names[0] if names else None
 
