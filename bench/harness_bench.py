@@ -14,8 +14,8 @@ For each kind and sandbox, against the stand-in model and the support-desk world
    (tool call through MCP + the harness's own work + the stand-in's reply), minus the stand-in's own
    latency for one request, measured directly in this run;
 3. memory: the peak resident memory of the harness while it runs, summed over its processes (sampled from
-   /proc every 20 ms; container processes are visible there too). For `llm`: this process's own peak (it
-   runs in process).
+   /proc every 20 ms; container processes are visible there too; the bare runs are sampled the same way, so
+   the sampling costs both sides alike). For `llm`: this process's own peak (it runs in process).
 
 Run: .venv/bin/python bench/harness_bench.py [--repeat 9] [--turns 5] [--sandbox process,docker]
 """
@@ -149,24 +149,25 @@ def bare_first_request(kind: str, sandbox: str, model: StandInModel) -> float:
         agent.place.prepare()
         endpoint = McpEndpoint(agent.place.url(served.url), served.headers, served.role)
         launch = agent.launch("Look at ticket TCK-9001.", endpoint, PromptOptions())
-        if sandbox == "process":
-            start = time.time()
-            subprocess.run(launch.argv, env=launch.env, cwd=agent.project(), stdin=subprocess.DEVNULL,
-                           capture_output=True, timeout=300, check=False)  # fmt: skip
-        else:
-            place = agent.place
-            client = place.client
-            start = time.time()
-            container = client.containers.run(
-                place.image, launch.argv, detach=True, init=True, environment=launch.env,
-                working_dir=str(agent.project()), network=place.network.name, extra_hosts=place.hosts or None,
-                volumes={str(agent.workdir): {"bind": str(agent.workdir), "mode": "rw"}},
-                labels=place._labels(f"agentenv-bench-{place.agent_id}"),
-            )  # fmt: skip
-            try:
-                container.wait(timeout=300)
-            finally:
-                container.remove(force=True)
+        with PeakMemory(agent.workdir):  # sampled as in the kind's runs, so both sides pay for the sampling
+            if sandbox == "process":
+                start = time.time()
+                subprocess.run(launch.argv, env=launch.env, cwd=agent.project(), stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=300, check=False)  # fmt: skip
+            else:
+                place = agent.place
+                client = place.client
+                start = time.time()
+                container = client.containers.run(
+                    place.image, launch.argv, detach=True, init=True, environment=launch.env,
+                    working_dir=str(agent.project()), network=place.network.name, extra_hosts=place.hosts or None,
+                    volumes={str(agent.workdir): {"bind": str(agent.workdir), "mode": "rw"}},
+                    labels=place._labels(f"agentenv-bench-{place.agent_id}"),
+                )  # fmt: skip
+                try:
+                    container.wait(timeout=300)
+                finally:
+                    container.remove(force=True)
     finally:
         agent.close()
     return next(r.received_at for r in model.requests[before:] if r.api) - start
