@@ -113,10 +113,18 @@ class DockerPlace(Place):
             self.image, self.image_built = ensure_image(self.kind, self.recipe, self.host_binary, self.client, self.log)
         if self.network is None:
             name = f"agentenv-harness-{self.agent_id}"
-            labels = self._labels(name)
-            self.network = self.client.networks.create(name, driver="bridge", internal=True, labels=labels)
-            self.network.reload()
-            self.gateway = str(self.network.attrs["IPAM"]["Config"][0]["Gateway"])
+            try:
+                self.network = self.client.networks.create(
+                    name, driver="bridge", internal=True, labels=self._labels(name)
+                )
+                self.network.reload()
+                self.gateway = str(self.network.attrs["IPAM"]["Config"][0]["Gateway"])
+            except Exception as exc:
+                raise HarnessError(
+                    f"sandbox = 'docker': the agent's internal network could not be made ({type(exc).__name__}: "
+                    f"{exc}); `agentenv docker prune` removes networks that crashed runs left"
+                ) from None
+        if self.relay is None:
             self.relay = Relay(self.gateway)
 
     def binary(self) -> str:
@@ -132,7 +140,13 @@ class DockerPlace(Place):
         host = parts.hostname or ""
         port = parts.port or (443 if parts.scheme == "https" else 80)
         if (host, port) not in self.ports:
-            self.ports[host, port] = self.relay.forward(host, port)
+            try:
+                self.ports[host, port] = self.relay.forward(host, port)
+            except OSError as exc:
+                raise HarnessError(
+                    f"sandbox = 'docker': cannot listen on {self.gateway}, the agent network's gateway ({exc}); the "
+                    "Docker engine must run on this machine (a remote DOCKER_HOST cannot reach this host's endpoints)"
+                ) from None
         seen_as = self.gateway  # a loopback or an address: the relay's address stands in for it
         if not is_loopback_host(host) and not _is_address(host):
             self.hosts[host] = self.gateway  # a name: kept (TLS checks it), pointed at the relay
