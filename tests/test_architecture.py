@@ -24,39 +24,19 @@ def distribution(root: Path, folder: str, name: str, modules: dict[str, str]) ->
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A small repository shaped like ours: kernel, runtime, testing and one plugin, all clean."""
-    distribution(
-        tmp_path,
-        "kernel",
-        "agentenv-kernel",
-        {
-            "agentenv/__init__.py": "",
-            "agentenv/plugins/__init__.py": "",
-            "agentenv/plugins/host.py": "",
-            "agentenv/contracts/__init__.py": "",
-            "agentenv/contracts/step.py": "",
-        },
-    )
-    distribution(
-        tmp_path,
-        "runtime",
-        "agentenv-runtime",
-        {
-            "agentenv_runtime/__init__.py": "",
-            "agentenv_runtime/world/__init__.py": "",
-            "agentenv_runtime/world/world.py": "from agentenv.plugins.host import get_host\n",
-        },
-    )
+    distribution(tmp_path, "kernel", "agentenv-kernel", {
+        "agentenv/__init__.py": "", "agentenv/plugins/__init__.py": "", "agentenv/plugins/host.py": "",
+        "agentenv/contracts/__init__.py": "", "agentenv/contracts/step.py": "",
+    })
+    distribution(tmp_path, "runtime", "agentenv-runtime", {
+        "agentenv_runtime/__init__.py": "", "agentenv_runtime/world/__init__.py": "",
+        "agentenv_runtime/world/world.py": "from agentenv.plugins.host import get_host\n",
+    })
     distribution(tmp_path, "testing", "agentenv-testing", {"agentenv_testing/__init__.py": ""})
-    distribution(
-        tmp_path,
-        "plugins/envs/foo",
-        "agentenv-foo",
-        {
-            "agentenv_foo/__init__.py": "",
-            "agentenv_foo/api.py": "from agentenv_foo._impl import Foo\n",
-            "agentenv_foo/_impl.py": "from agentenv import get_host\nfrom agentenv_runtime import World\n",
-        },
-    )
+    distribution(tmp_path, "plugins/envs/foo", "agentenv-foo", {
+        "agentenv_foo/__init__.py": "", "agentenv_foo/api.py": "from agentenv_foo._impl import Foo\n",
+        "agentenv_foo/_impl.py": "from agentenv import get_host\nfrom agentenv_runtime import World\n",
+    })
     return tmp_path
 
 
@@ -88,16 +68,11 @@ def test_a_plugin_importing_a_kernel_internal_fails(repo: Path) -> None:
 
 
 def test_importing_another_plugins_private_module_fails_even_under_type_checking(repo: Path) -> None:
-    distribution(
-        repo,
-        "plugins/envs/bar",
-        "agentenv-bar",
-        {
-            "agentenv_bar/__init__.py": "",
-            "agentenv_bar/env.py": "import typing\nif typing.TYPE_CHECKING:\n    from agentenv_foo._impl import Foo\n",
-            "agentenv_bar/ok.py": "from agentenv_foo.api import Foo\nfrom agentenv_foo import api\n",
-        },
-    )
+    distribution(repo, "plugins/envs/bar", "agentenv-bar", {
+        "agentenv_bar/__init__.py": "",
+        "agentenv_bar/env.py": "import typing\nif typing.TYPE_CHECKING:\n    from agentenv_foo._impl import Foo\n",
+        "agentenv_bar/ok.py": "from agentenv_foo.api import Foo\nfrom agentenv_foo import api\n",
+    })
     found = [(str(v.path), v.imported) for v in violations(repo) if "bar" in str(v.path)]
     assert found == [("plugins/envs/bar/src/agentenv_bar/env.py", "agentenv_foo._impl")]
 

@@ -239,34 +239,20 @@ ENVELOPES: list[Callable[[bytes], bytes]] = [
     lambda v: v,
     lambda v: b'{"jsonrpc":"2.0","id":1,"method":"data/get","params":' + v + b"}",
     lambda v: b'{"jsonrpc":"2.0","id":' + v + b',"method":"tools/list"}',
-    lambda v: (
-        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_ticket","arguments":{"ticket_id":'
-        + v
-        + b"}}}"
-    ),
+    lambda v: b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_ticket","arguments":{"ticket_id":'
+    + v + b"}}}",
     lambda v: b"[" + v + b"]",
     lambda v: b'{"ticket_id":' + v + b"}",
     lambda v: b'{"virtual_time":' + v + b',"virtual_seconds_per_real_second":' + v + b"}",
     lambda v: b'{"action":' + v + b',"tool_name":"get_ticket","arguments":' + v + b"}",
     lambda v: b'{"type":"reset","data":' + v + b"}",
-    lambda v: (
-        b'{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","parts":['
-        + v
-        + b'],"messageId":"m"}}}'
-    ),
+    lambda v: b'{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","parts":['
+    + v + b'],"messageId":"m"}}}',
 ]
 GATEWAY_ROUTES = [
-    ("POST", "/rest/tools/get_ticket"),
-    ("POST", "/agentenv"),
-    ("POST", "/envs/helpdesk/agentenv"),
-    ("PUT", "/clock/set-time"),
-    ("POST", "/triggers/register"),
-    ("POST", "/tools/disable"),
-    ("POST", "/step"),
-    ("POST", "/mcp"),
-    ("POST", "/tools/enable"),
-    ("POST", "/triggers/remove"),
-    ("POST", "/rest/tools/issue_refund"),
+    ("POST", "/rest/tools/get_ticket"), ("POST", "/agentenv"), ("POST", "/envs/helpdesk/agentenv"),
+    ("PUT", "/clock/set-time"), ("POST", "/triggers/register"), ("POST", "/tools/disable"), ("POST", "/step"),
+    ("POST", "/mcp"), ("POST", "/tools/enable"), ("POST", "/triggers/remove"), ("POST", "/rest/tools/issue_refund"),
 ]
 
 
@@ -282,11 +268,8 @@ def test_hostile_bodies_get_no_5xx_on_any_route_of_any_served_surface(served_wor
 
     url, world = served_world
     bodies = hostile_bodies()
-    control = {
-        "authorization": f"Bearer {TOKENS['control']}",
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-    }
+    control = {"authorization": f"Bearer {TOKENS['control']}", "content-type": "application/json",
+               "accept": "application/json, text/event-stream"}
 
     def post_all(client: Any, routes: list[tuple[str, str]], headers: dict[str, str]) -> int:
         """Every hostile body to every route: no 5xx; how many were sent."""
@@ -308,16 +291,8 @@ def test_hostile_bodies_get_no_5xx_on_any_route_of_any_served_surface(served_wor
                 ws.send_bytes(body)
                 assert ws.receive_json()["type"] in ("error", "observation", "state"), body[:80]
                 cases += 1
-    a2a, _ = build_served_agent(
-        env="helpdesk",
-        artifacts=["acme"],
-        role="default",
-        agent_kind="scripted",
-        agent_settings={"policy_data": {"turn": []}},
-        name=None,
-        description=None,
-        url=None,
-    )
+    a2a, _ = build_served_agent(env="helpdesk", artifacts=["acme"], role="default", agent_kind="scripted",
+                                agent_settings={"policy_data": {"turn": []}}, name=None, description=None, url=None)
     with TestClient(a2a, raise_server_exceptions=False) as client:
         cases += post_all(client, [("POST", "/"), ("POST", "/agentenv")], json_type)
     assert cases >= 5_000, cases

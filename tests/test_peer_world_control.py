@@ -40,11 +40,8 @@ def test_rate_zero_is_the_peers_frozen_clock(http: httpx.Client) -> None:
 
 def test_register_answers_added_and_all_and_state_carries_statuses(http: httpx.Client) -> None:
     http.put("/clock/set-time", json={"virtual_time": START, "virtual_seconds_per_real_second": 0})
-    time_trigger = {
-        "id": "reminder",
-        "when": {"type": "time", "at": "2026-11-24T10:05:00Z"},
-        "actions": [{"type": "tool", "tool": "get_ticket", "args": {"ticket_id": "TCK-9001"}}],
-    }
+    time_trigger = {"id": "reminder", "when": {"type": "time", "at": "2026-11-24T10:05:00Z"},
+                    "actions": [{"type": "tool", "tool": "get_ticket", "args": {"ticket_id": "TCK-9001"}}]}
     on_close = {"id": "on-close", "when": {"type": "action", "tool": "close_ticket"}, "actions": []}
     reply = http.post("/triggers/register", json={"triggers": [time_trigger, on_close]})
     assert reply.status_code == 200, reply.text
@@ -70,16 +67,10 @@ def test_an_unknown_role_is_refused_not_served_with_no_tools(http: httpx.Client)
 def test_a_trigger_whose_action_failed_reads_failed_with_the_reason(http: httpx.Client) -> None:
     """The peer's `failed` status: the trigger fired, and its action's tool call was refused."""
     http.put("/clock/set-time", json={"virtual_time": START, "virtual_seconds_per_real_second": 0})
-    broken = {
-        "id": "broken",
-        "when": {"type": "time", "at": "2026-11-24T10:01:00Z"},
-        "actions": [{"type": "tool", "tool": "get_ticket", "args": {"ticket_id": "TCK-0000"}}],
-    }
-    fine = {
-        "id": "fine",
-        "when": {"type": "time", "at": "2026-11-24T10:01:00Z"},
-        "actions": [{"type": "tool", "tool": "get_ticket", "args": {"ticket_id": "TCK-9001"}}],
-    }
+    broken = {"id": "broken", "when": {"type": "time", "at": "2026-11-24T10:01:00Z"},
+              "actions": [{"type": "tool", "tool": "get_ticket", "args": {"ticket_id": "TCK-0000"}}]}
+    fine = {"id": "fine", "when": {"type": "time", "at": "2026-11-24T10:01:00Z"},
+            "actions": [{"type": "tool", "tool": "get_ticket", "args": {"ticket_id": "TCK-9001"}}]}
     assert http.post("/triggers/register", json={"triggers": [broken, fine]}).status_code == 200
     http.put("/clock/set-time", json={"virtual_time": "2026-11-24T10:02:00Z", "virtual_seconds_per_real_second": 0})
     entries = {t["id"]: t for t in http.get("/triggers/state").json()["triggers"]}
@@ -95,12 +86,8 @@ def test_the_peers_load_path_reset_then_add_works_on_a_default_served_world(tmp_
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     agentenv = Path(sys.executable).with_name("agentenv")
-    server = subprocess.Popen(
-        [str(agentenv), "serve", "helpdesk", "-a", "acme", "--port", str(port)],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    server = subprocess.Popen([str(agentenv), "serve", "helpdesk", "-a", "acme", "--port", str(port)], cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60

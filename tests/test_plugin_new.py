@@ -125,4 +125,4 @@ def test_the_guides_setuptools_recipe_ships_the_artifacts(tmp_path: Path) -> Non
     names = zipfile.ZipFile(wheel).namelist()
     assert "agentenv_phone/artifacts/example.json" in names and "agentenv_phone/env.py" in names, names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "phone = agentenv_phone.plugin" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert 'phone = agentenv_phone.plugin' in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -72,20 +72,9 @@ def reference_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
     done = subprocess.run(
-        [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            *_pip_sources(),
-            *REFERENCE_PACKAGES,
-        ],
-        capture_output=True,
-        text=True,
-        env=_clean_env(),
-        timeout=900,
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *_pip_sources(),
+         *REFERENCE_PACKAGES],
+        capture_output=True, text=True, env=_clean_env(), timeout=900,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return python
@@ -100,10 +89,7 @@ def framework(reference_python: Path, tmp_path_factory: pytest.TempPathFactory) 
         dest = tmp_path_factory.mktemp("framework")
         done = subprocess.run(
             [str(reference_python), "-m", "pip", "download", "--quiet", "--no-deps", "--dest", str(dest), FRAMEWORK],
-            capture_output=True,
-            text=True,
-            env=_clean_env(),
-            timeout=600,
+            capture_output=True, text=True, env=_clean_env(), timeout=600,
         )
         assert done.returncode == 0, done.stdout + done.stderr
         found = sorted(dest.glob("agentenv_framework-*.whl"))
@@ -132,13 +118,8 @@ def running(python: Path, script: Path, *args: str, ready: str, **env: str) -> I
     """Start `script` under `python` on a free loopback port; yield its base URL once `ready` answers; stop it."""
     port = free_port()
     env = _clean_env(MCP_HOST="127.0.0.1", MCP_PORT=str(port), **env)
-    proc = subprocess.Popen(
-        [str(python), str(script), *args, str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc = subprocess.Popen([str(python), str(script), *args, str(port)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -164,9 +145,8 @@ def running(python: Path, script: Path, *args: str, ready: str, **env: str) -> I
 
 
 def agentenv(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentenv", *args], capture_output=True, text=True, cwd=cwd, timeout=600
-    )
+    return subprocess.run([sys.executable, "-m", "agentenv", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
 
 
 @pytest.fixture(scope="session")
@@ -243,37 +223,15 @@ def test_validate_a_reference_env_behind_their_gateway(
 def steps_python(reference_python: Path, framework: zipfile.ZipFile) -> Path:
     """The reference venv with agentenv-framework itself (no deps) and what its validator steps import."""
     done = subprocess.run(
-        [
-            str(reference_python),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            *_pip_sources(),
-            *STEP_PACKAGES,
-        ],
-        capture_output=True,
-        text=True,
-        env=_clean_env(),
-        timeout=900,
+        [str(reference_python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *_pip_sources(),
+         *STEP_PACKAGES],
+        capture_output=True, text=True, env=_clean_env(), timeout=900,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     done = subprocess.run(
-        [
-            str(reference_python),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--disable-pip-version-check",
-            str(framework.filename),
-        ],
-        capture_output=True,
-        text=True,
-        env=_clean_env(),
-        timeout=900,
+        [str(reference_python), "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check",
+         str(framework.filename)],
+        capture_output=True, text=True, env=_clean_env(), timeout=900,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return reference_python
@@ -281,13 +239,8 @@ def steps_python(reference_python: Path, framework: zipfile.ZipFile) -> Path:
 
 def their_verdicts(python: Path, url: str, home: Path, token: str | None = None) -> dict[str, Any]:
     home.mkdir()
-    done = subprocess.run(
-        [str(python), str(SCRIPTS / "validator_steps.py"), url, *([token] if token else [])],
-        capture_output=True,
-        text=True,
-        env=_clean_env(HOME=str(home)),
-        timeout=300,
-    )
+    done = subprocess.run([str(python), str(SCRIPTS / "validator_steps.py"), url, *([token] if token else [])],
+                          capture_output=True, text=True, env=_clean_env(HOME=str(home)), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     verdicts: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return verdicts
@@ -370,21 +323,12 @@ def our_agent() -> Iterator[str]:
 
 def test_their_03_client_talks_to_our_agent(reference_python: Path) -> None:
     with our_agent() as url:
-        done = subprocess.run(
-            [str(reference_python), str(SCRIPTS / "a2a03_client.py"), url, "hello from 0.3"],
-            capture_output=True,
-            text=True,
-            env=_clean_env(),
-            timeout=120,
-        )
+        done = subprocess.run([str(reference_python), str(SCRIPTS / "a2a03_client.py"), url, "hello from 0.3"],
+                              capture_output=True, text=True, env=_clean_env(), timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     answer = json.loads(done.stdout.strip().splitlines()[-1])
-    assert answer == {
-        "card_url": f"{url}/a2a",
-        "protocol": "0.3.0",
-        "state": "completed",
-        "texts": ["echo: hello from 0.3"],
-    }
+    assert answer == {"card_url": f"{url}/a2a", "protocol": "0.3.0", "state": "completed",
+                      "texts": ["echo: hello from 0.3"]}
 
 
 def test_our_agent_kind_talks_to_their_03_agent(reference_python: Path) -> None:

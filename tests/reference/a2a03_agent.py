@@ -1,5 +1,4 @@
 """An A2A 0.3 agent on a2a-sdk 0.3: answers every message with `echo: TEXT`."""
-
 import sys
 
 import uvicorn
@@ -22,19 +21,10 @@ class Echo(AgentExecutor):
 
 port = int(sys.argv[1])
 card = AgentCard(
-    name="echo-03",
-    description="Echoes.",
-    url=f"http://127.0.0.1:{port}/",
-    version="1.0.0",
-    capabilities=AgentCapabilities(streaming=False),
-    default_input_modes=["text"],
-    default_output_modes=["text"],
+    name="echo-03", description="Echoes.", url=f"http://127.0.0.1:{port}/", version="1.0.0",
+    capabilities=AgentCapabilities(streaming=False), default_input_modes=["text"], default_output_modes=["text"],
     skills=[AgentSkill(id="echo", name="echo", description="Echoes.", tags=["echo"])],
 )
 handler = DefaultRequestHandler(agent_executor=Echo(), task_store=InMemoryTaskStore())
-uvicorn.run(
-    A2AStarletteApplication(agent_card=card, http_handler=handler).build(),
-    host="127.0.0.1",
-    port=port,
-    log_level="warning",
-)
+uvicorn.run(A2AStarletteApplication(agent_card=card, http_handler=handler).build(), host="127.0.0.1", port=port,
+            log_level="warning")

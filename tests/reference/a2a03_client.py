@@ -1,5 +1,4 @@
 """An A2A 0.3 client on a2a-sdk 0.3: read the 0.3 card, message/send, tasks/get; print JSON of what came back."""
-
 import asyncio
 import json
 import sys

@@ -2,7 +2,6 @@
 
 Run in the reference venv of `tests/test_reference_interop.py`: `python notes_server.py` (MCP_HOST, MCP_PORT).
 """
-
 from typing import Annotated
 
 from agentenv_protocol import AgentEnvEnvironment, DataPart, add_data, environment_card, get_data, reset_data, tool

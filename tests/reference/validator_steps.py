@@ -40,14 +40,11 @@ async def main(url: str, token: str | None) -> None:
         httpx.AsyncClient = functools.partial(httpx.AsyncClient, headers={"authorization": f"Bearer {token}"})
     get_env_registry()[ServedWorld.type] = ServedWorld
     env = get_env_store().put_document(ServedWorld("world", None))
-    deployed = DeployedEnv(
-        env_id="world", env_version=env.version, environment_card_url=f"{url}/.well-known/agent-env.json"
-    )
+    deployed = DeployedEnv(env_id="world", env_version=env.version,
+                           environment_card_url=f"{url}/.well-known/agent-env.json")
     context = TaskStepContext(deployed_envs=[deployed])
-    for step in (
-        VerifyEnvironmentCardStep("card", None, env_id="world"),
-        VerifyCoreEnvironmentProtocolStep("core", None, env_id="world"),
-    ):
+    for step in (VerifyEnvironmentCardStep("card", None, env_id="world"),
+                 VerifyCoreEnvironmentProtocolStep("core", None, env_id="world")):
         context = await step.execute(context)
     print(json.dumps(context.metadata["verifications"], default=str))
 
