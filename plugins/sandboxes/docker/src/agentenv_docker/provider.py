@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentenv.contracts import Sandbox, SandboxProvider, SandboxSpec, SpecRefused
 
-from agentenv_docker.owner import live_owner, owner_labels
+from agentenv_docker.owner import live_owner, sandbox_labels
 from agentenv_docker.sandbox import DockerSandbox
 from agentenv_docker.settings import DEADLINE, MANAGED, SANDBOX, DockerSettings, build_command, is_local_base
 
@@ -112,7 +112,7 @@ class DockerProvider(SandboxProvider):
         storage_opt = self._check(spec)
         image = self._image(spec.image)
         name = f"agentenv-{secrets.token_hex(6)}"
-        labels = {**spec.labels, MANAGED: "true", SANDBOX: name, **owner_labels()}
+        labels = {**spec.labels, **sandbox_labels(name)}
         if spec.ttl_seconds is not None:
             labels[DEADLINE] = str(int(time.time()) + spec.ttl_seconds)
         network_options: dict[str, str]

@@ -23,8 +23,8 @@ from agentenv_steps.reactions import AgentReactions
 
 POLICY_SUFFIXES = (".toml", ".json")
 MODEL_FIELDS = ("base_url", "api_key", "model", "api")
-"""Settings an agent kind may take from the config's `[model]` table when its `[agents.<kind>]` table gives none
-(any other setting of a kind comes from the step, else from `[agents.<kind>]`)."""
+"""Settings an agent kind may take from the config's `[agents.<kind>]` table, else its `[model]` table. Every other
+setting of the kind that the step leaves out may come from `[agents.<kind>]` alone (`sandbox`: see harness_sandbox)."""
 
 
 @dataclass
@@ -214,7 +214,9 @@ def agent_options(
     sources = {} if sources is None else sources
     table = f"agents.{kind_cls.name}"
     for field in fields:  # the kind's own table gives any of its settings the step leaves out
-        if field not in options and field not in MODEL_FIELDS and ctx.config.raw(f"{table}.{field}") is not None:
+        if field in options or field in MODEL_FIELDS or field == "sandbox":  # sandbox: see harness_sandbox below
+            continue
+        if ctx.config.raw(f"{table}.{field}") is not None:
             options[field] = _config_value(ctx, f"{table}.{field}", field)
             sources[field] = f"{table}.{field}"
     if implicit and set(options) - set(fields):  # settings meant for another kind go; a typo still fails
@@ -254,6 +256,10 @@ def agent_options(
                 sources[field] = f"{table}.{field}"
         if value is not None:
             options[field] = value
+    if "sandbox" in fields and "sandbox" not in options:  # a kind that runs its own process (a harness)
+        wanted = harness_sandbox(kind_cls.name, ctx)
+        if wanted is not None:
+            options["sandbox"] = wanted
     return options
 
 
@@ -267,6 +273,18 @@ def _config_value(ctx: StepContext, dotted: str, field: str) -> Any:
         return ctx.setting(dotted)
     except ConfigError as exc:
         raise StepFailed(f"field `settings.{field}`: {exc}") from None
+
+
+def harness_sandbox(kind: str, ctx: StepContext) -> str | None:
+    """Where an agent kind that runs its own process (a coding-agent harness) runs, when its step does not say:
+    `--sandbox`, else `[agents.<kind>] sandbox`, else `[sandbox] default`; the first provider of a chain."""
+    wanted = ctx.overrides.get("sandbox")
+    for key in (f"agents.{kind}.sandbox", "sandbox.default"):
+        if wanted:
+            break
+        wanted = _config_value(ctx, key, "sandbox")
+    names = [part.strip() for part in str(wanted or "").split(",") if part.strip()]
+    return names[0] if names else None
 
 
 def _closer(agent: AgentKind[Any], deployed: DeployedAgent | None = None) -> Callable[[], None]:
