@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.engine.records import RUNS as RUNS
     from agentenv_runtime.engine.records import Records as Records
     from agentenv_runtime.engine.records import StoreError as StoreError
+    from agentenv_runtime.engine.records import resolve_reference as resolve_reference
     from agentenv_runtime.engine.runner import RolloutJob as RolloutJob
     from agentenv_runtime.engine.runner import TaskRunner as TaskRunner
     from agentenv_runtime.engine.runner import combine_digests as combine_digests
@@ -91,6 +92,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.world.rbac import DEFAULT_ROLE as DEFAULT_ROLE
     from agentenv_runtime.world.rbac import SYSTEM_ROLE as SYSTEM_ROLE
     from agentenv_runtime.world.reference_triggers import is_reference_trigger as is_reference_trigger
+    from agentenv_runtime.world.schedule import WorkingHours as WorkingHours
     from agentenv_runtime.world.trajectory import Trajectory as Trajectory
     from agentenv_runtime.world.trajectory import trajectory_digest as trajectory_digest
     from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS as BUILTIN_TRIGGER_KINDS
@@ -109,6 +111,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
 
 _HOMES = {  # public name -> the module that holds it (`module:attribute` where the names differ)
     "StoreError": "agentenv_runtime.engine.records",
+    "resolve_reference": "agentenv_runtime.engine.records",
     "combine_digests": "agentenv_runtime.engine.runner",
     "task_json_schema": "agentenv_runtime.engine.task",
     "broken_reason": "agentenv_runtime.world.build",
@@ -168,6 +171,7 @@ _HOMES = {  # public name -> the module that holds it (`module:attribute` where 
     "SYSTEM_ROLE": "agentenv_runtime.world.rbac",
     "is_reference_trigger": "agentenv_runtime.world.reference_triggers",
     "translate_reference_trigger": "agentenv_runtime.world.reference_triggers:translate",
+    "WorkingHours": "agentenv_runtime.world.schedule",
     "Trajectory": "agentenv_runtime.world.trajectory",
     "BUILTIN_TRIGGER_KINDS": "agentenv_runtime.world.triggers",
     "TriggerDef": "agentenv_runtime.world.triggers",

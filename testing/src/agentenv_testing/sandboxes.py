@@ -59,6 +59,9 @@ def _poll(url: str, seconds: float, *, serving: bool) -> bytes | None:
     return body
 
 
+LIMITS: dict[str, Any] = {"cpu": 1.0, "memory_mb": 256, "disk_mb": 512}
+
+
 class SandboxProviderConformance:
     """The `SandboxProvider` / `Sandbox` contract: exec, env, files, ports, teardown, labels, refusals."""
 
@@ -66,6 +69,11 @@ class SandboxProviderConformance:
     supports_network_allowlist: bool = False
     supports_ports: bool = True
     supports_limits: bool = False
+    limits: frozenset[str] | None = None
+    """The resource limits it enforces, of cpu, memory_mb and disk_mb (None: all three with `supports_limits`,
+    else none); the others must be refused."""
+    network_modes: frozenset[str] = frozenset()
+    """Which of the `loopback` and `none` network modes it enforces; the others must be refused."""
     image: str | None = None
     mode: str = "container"
     """The mode the kit's sandboxes are made in (`vm` for a provider that offers only VMs)."""
@@ -184,8 +192,11 @@ class SandboxProviderConformance:
             cases.append(("mode", {"mode": "vm"}))
         if not self.supports_network_allowlist:
             cases.append(("network", {"network": NetworkPolicy(mode="allowlist", allow=["example.com"])}))
-        if not self.supports_limits:
-            cases += [("cpu", {"cpu": 1.0}), ("memory_mb", {"memory_mb": 256}), ("disk_mb", {"disk_mb": 512})]
+        enforced = self.limits if self.limits is not None else frozenset(LIMITS if self.supports_limits else ())
+        cases += [(field, {field: value}) for field, value in LIMITS.items() if field not in enforced]
+        for mode in ("loopback", "none"):
+            if mode not in self.network_modes:
+                cases.append(("network", {"network": NetworkPolicy(mode=mode)}))
         run = self.new_run_id()
         for field, spec in cases:
             err = _refusal(partial(self.create, provider, run, **spec))

@@ -231,5 +231,5 @@ def test_vf_eval_plays_the_task_as_a_verifiers_v1_taskset(
         offered = {tool["function"]["name"] for tool in right.requests[0].body["tools"]}
     assert good["rewards"]["task_score"]["score"] == 1.0 and good["info"]["agentenv"]["passed"] is True
     assert [n["message"]["role"] for n in good["nodes"]] == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
-    assert {"issue_refund", "close_ticket", "send_email"} <= offered and len(offered) == 47  # the role's tools
+    assert {"issue_refund", "close_ticket", "send_email"} <= offered and len(offered) == 50  # the role's tools
     assert 0.0 <= bad["rewards"]["task_score"]["score"] < 1.0 and bad["info"]["agentenv"]["passed"] is False

@@ -323,3 +323,33 @@ def test_a_missing_attached_file_names_the_field(runs, step):
     asked = {**prompt("ask", "agent"), "files": ["notes/missing.txt"]}
     record = runs(task(deploy(), scripted("agent", "world", [{"say": "hi"}]), asked))
     assert "field `files[0]`: cannot attach 'notes/missing.txt'" in step(record, "ask")["error"]
+
+
+class _Ctx:
+    """What `harness_sandbox` reads of a step context: the run's overrides and its config."""
+
+    def __init__(self, overrides: dict[str, Any], config: dict[str, Any]) -> None:
+        self.overrides, self.tables, self.config = overrides, config, self
+
+    def raw(self, key: str) -> Any:
+        table, _, name = key.rpartition(".")
+        return self.tables.get(table, {}).get(name)
+
+    setting = raw
+
+
+@pytest.mark.parametrize(
+    ("overrides", "config", "chosen"),
+    [
+        ({"sandbox": "docker,process"}, {"agents.claude-code": {"sandbox": "process"}}, "docker"),
+        ({}, {"agents.claude-code": {"sandbox": "docker"}, "sandbox": {"default": "process"}}, "docker"),
+        ({}, {"agents.codex": {"sandbox": "docker"}, "sandbox": {"default": "inline,process"}}, "inline"),
+        ({}, {}, None),
+    ],
+)
+def test_an_agents_sandbox_comes_from_the_flag_then_its_table_then_the_default(
+    overrides: dict[str, Any], config: dict[str, Any], chosen: str | None
+) -> None:
+    from agentenv_steps.agents import harness_sandbox
+
+    assert harness_sandbox("claude-code", _Ctx(overrides, config)) == chosen  # type: ignore[arg-type]

@@ -16,7 +16,8 @@ from agentenv_runtime.engine.passk import bundle_pass_hat_k, shown
 
 def report(results: list[dict[str, Any]], k: int, *, as_json: bool, extra: dict[str, Any] | None = None) -> bool:
     """Print the outcome of `results` (run summaries); True when every run passed (a run that was not graded
-    did not pass)."""
+    did not pass). A batch (`extra` names its eval or seeds file) always gets the aggregate table, whatever its
+    size: that table is what an eval is run for."""
     passed = all(r["passed"] is True for r in results)
     pass_k = bundle_pass_hat_k(results) if k > 1 else {}
     aggregates = task_aggregates(results)
@@ -45,7 +46,7 @@ def report(results: list[dict[str, Any]], k: int, *, as_json: bool, extra: dict[
         print_table(("TASK", "STATUS", "SCORE", "DIGEST", "RUN"), rows)
     else:
         print(f"{len(results)} runs: per-run rows left out (more than {ROW_LIMIT}); --json lists every run")
-    if k > 1 or len(results) > ROW_LIMIT:
+    if k > 1 or len(results) > ROW_LIMIT or extra:
         print()
         print_table(*aggregate_rows(aggregates))
     not_graded = sum(1 for r in results if r.get("graded") is False)

@@ -12,8 +12,8 @@ It reads the fields of the first-party step types by name (`deploy_env`, `load_a
 `register_env_triggers`, `modify_env_tool_access`, `deploy_agent`) and a scripted policy's
 `turn[].actions[].call`, the formats their plugins document; a step type it does not know is left to its
 preflight. Nothing is loaded or started: a world here is its envs with empty tables, for the tool names;
-artifacts are found by name or path, never read; `store:` objects are left to the run, the only one that can
-see them.
+artifacts are found by name or path, never read; `store:` objects and `step:` outputs are left to the run, the
+only one that can see them.
 
 This is the one place the engine checks a task against the install; keep new checks of that kind here.
 """
@@ -38,6 +38,7 @@ from agentenv_runtime.world.world import GET_TIME, World, WorldError, unknown_to
 
 POLICY_SUFFIXES = (".toml", ".json")
 STORE_PREFIX = "store:"
+RUN_TIME_PREFIXES = (STORE_PREFIX, "step:")
 IN_PROCESS = "inline"
 """In a `sandbox` chain: the world runs in process (whether or not a provider of that name is installed)."""
 
@@ -179,8 +180,8 @@ class InstallCheck:
 
     def artifact_problem(self, world: World, spec: str) -> str | None:
         target, _, name = spec.partition("=")
-        if spec.startswith(STORE_PREFIX) or name.startswith(STORE_PREFIX):
-            return None  # in the object store: only the run can look
+        if spec.startswith(RUN_TIME_PREFIXES) or name.startswith(RUN_TIME_PREFIXES):
+            return None  # in the object store or made by an earlier step: only the run can look
         if name:
             if target not in world.envs:
                 return f"{spec!r}: the world has no env {target!r} (envs: {', '.join(world.envs)})"

@@ -233,6 +233,10 @@ class Env(Environment[S]):
         self._release_hold()
         if state is not None:
             self._track()  # the triggers cannot be made later, inside the savepoint (see `_track`)
+            # Read the schema before the savepoint: after `deserialize` it is loaded lazily, and if that happens
+            # inside the savepoint, rolling back to it later leaves statements prepared before the deserialize
+            # re-preparing against no tables at all ("no such table" on the second rewind).
+            self._db.execute("PRAGMA schema_version").fetchone()
             self._db.execute(f"SAVEPOINT {HOLD}")
             self._held = state
 
@@ -356,6 +360,12 @@ class Env(Environment[S]):
         if self._digest_memo is not None:
             clone._digest_memo = OrderedDict(self._digest_memo)
         return clone
+
+    def joined(self, world: Any) -> None:
+        """Called when a world composes this env: its build, every fork (with the fork's own copy of the env) and
+        `World.add_env`. Nothing by default. An env that must reach the rest of its world overrides it and keeps what
+        it needs (a web front end calling the world's tools, a browser opening a sibling's site); keep a weak
+        reference, since the world holds the env."""
 
     # ---- data --------------------------------------------------------------------------------------
     @classmethod

@@ -138,7 +138,7 @@ class MiniwobEnv(BrowserEnv):
         return Instance(task, seed, page_seed(seed), max_time, f"{base.rstrip('/')}/{task}.html")
 
     # ---- the page ----------------------------------------------------------------------------------
-    async def prepare_page(self, page: Any) -> None:
+    async def prepare_page(self, page: Any, start: str | None) -> None:
         fresh = self._fresh or self.instance()
         await page.goto(fresh.url)
         await page.evaluate(EPISODE_SCRIPT, [fresh.page_seed, fresh.max_time_ms])

@@ -18,12 +18,13 @@ from agentenv_runtime import World
 from pydantic import Field, ValidationError
 
 from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message
+from agentenv_steps.agent_sandbox import AgentSandboxSettings, env_var_problems, make_agent_sandbox
 from agentenv_steps.reactions import AgentReactions
 
 POLICY_SUFFIXES = (".toml", ".json")
 MODEL_FIELDS = ("base_url", "api_key", "model", "api")
-"""Settings an agent kind may take from the config's `[model]` table when its `[agents.<kind>]` table gives none
-(any other setting of a kind comes from the step, else from `[agents.<kind>]`)."""
+"""Settings an agent kind may take from the config's `[agents.<kind>]` table, else its `[model]` table. Every other
+setting of the kind that the step leaves out may come from `[agents.<kind>]` alone (`sandbox`: see harness_sandbox)."""
 
 
 @dataclass
@@ -58,6 +59,15 @@ class DeployAgentSettings(StepSettings):
     role: str = Field("default", min_length=1, description="The role whose tools the agent sees and calls.")
     system_prompt: str | None = Field(None, description="System prompt, for kinds that take one.")
     model: str | None = Field(None, description="Model name, for kinds that take one (`--model` overrides it).")
+    sandbox: AgentSandboxSettings | None = Field(
+        None,
+        description="The agent's sandbox: {provider, image, cpu, memory_mb, disk_mb, ttl_seconds, network}, "
+        "made by the first provider that can enforce it; install_agent installs into it.",
+    )
+    env_vars: dict[str, str] = Field(
+        default_factory=dict,
+        description="The environment of the agent's sandbox; `env:NAME` and `secret:KEY` values are resolved.",
+    )
 
 
 class DeployAgent(CoreStep[DeployAgentSettings]):
@@ -67,7 +77,9 @@ class DeployAgent(CoreStep[DeployAgentSettings]):
     creates_resources = True
 
     def check(self, settings: DeployAgentSettings, step_ids: list[str]) -> list[tuple[str, str]]:
-        return missing_step("env", settings.env, step_ids, "deploy_env")
+        return missing_step("env", settings.env, step_ids, "deploy_env") + env_var_problems(
+            settings.env_vars, settings.sandbox
+        )
 
     def needs_model(self, settings: DeployAgentSettings) -> tuple[str, str] | None:
         if settings.kind == "llm" and not (settings.model or settings.settings.get("model")):
@@ -100,8 +112,19 @@ class DeployAgent(CoreStep[DeployAgentSettings]):
         except Exception as exc:  # the kind's own checks (a policy file that does not parse, …)
             raise StepFailed(f"field `settings`: the {kind} agent could not be made: {exc}") from None
         tools = world.tool_access(settings.role)
-        ctx.add_resource(step_id, DeployedAgent(agent, tools, settings.role, settings.env, kind, world), _closer(agent))
-        return {"kind": kind, "role": settings.role, "env": settings.env, "tools": len(world.tool_names(settings.role))}
+        deployed = DeployedAgent(agent, tools, settings.role, settings.env, kind, world)
+        output: dict[str, Any] = {"kind": kind, "role": settings.role, "env": settings.env}
+        output["tools"] = len(world.tool_names(settings.role))
+        if settings.sandbox is not None:
+            try:
+                deployed.sandbox, output["sandbox"] = await make_agent_sandbox(
+                    settings.sandbox, settings.env_vars, ctx, step_id
+                )
+            except BaseException:
+                _closer(agent)()
+                raise
+        ctx.add_resource(step_id, deployed, _closer(agent, deployed))
+        return output
 
 
 def _settings_hint(message: str, kind: str) -> str:
@@ -191,7 +214,9 @@ def agent_options(
     sources = {} if sources is None else sources
     table = f"agents.{kind_cls.name}"
     for field in fields:  # the kind's own table gives any of its settings the step leaves out
-        if field not in options and field not in MODEL_FIELDS and ctx.config.raw(f"{table}.{field}") is not None:
+        if field in options or field in MODEL_FIELDS or field == "sandbox":  # sandbox: see harness_sandbox below
+            continue
+        if ctx.config.raw(f"{table}.{field}") is not None:
             options[field] = _config_value(ctx, f"{table}.{field}", field)
             sources[field] = f"{table}.{field}"
     if implicit and set(options) - set(fields):  # settings meant for another kind go; a typo still fails
@@ -231,6 +256,10 @@ def agent_options(
                 sources[field] = f"{table}.{field}"
         if value is not None:
             options[field] = value
+    if "sandbox" in fields and "sandbox" not in options:  # a kind that runs its own process (a harness)
+        wanted = harness_sandbox(kind_cls.name, ctx)
+        if wanted is not None:
+            options["sandbox"] = wanted
     return options
 
 
@@ -246,11 +275,30 @@ def _config_value(ctx: StepContext, dotted: str, field: str) -> Any:
         raise StepFailed(f"field `settings.{field}`: {exc}") from None
 
 
-def _closer(agent: AgentKind[Any]) -> Callable[[], None]:
+def harness_sandbox(kind: str, ctx: StepContext) -> str | None:
+    """Where an agent kind that runs its own process (a coding-agent harness) runs, when its step does not say:
+    `--sandbox`, else `[agents.<kind>] sandbox`, else `[sandbox] default`; the first provider of a chain."""
+    wanted = ctx.overrides.get("sandbox")
+    for key in (f"agents.{kind}.sandbox", "sandbox.default"):
+        if wanted:
+            break
+        wanted = _config_value(ctx, key, "sandbox")
+    names = [part.strip() for part in str(wanted or "").split(",") if part.strip()]
+    return names[0] if names else None
+
+
+def _closer(agent: AgentKind[Any], deployed: DeployedAgent | None = None) -> Callable[[], None]:
+    """Close the agent, then tear down the sandbox deploy_agent made for it (not one install_agent named)."""
+    own = deployed.sandbox if deployed is not None else None
+
     def close() -> None:
         closing = getattr(agent, "close", None)
-        if callable(closing):
-            closing()
+        try:
+            if callable(closing):
+                closing()
+        finally:
+            if own is not None:
+                own.teardown()
 
     return close
 

@@ -185,10 +185,8 @@ def test_trajectory_filter_narrows_what_the_judge_reads(run: Any) -> None:
 
 def test_a_scripted_agent_judge_decides_offline(run: Any) -> None:
     verdict = json.dumps({"verdicts": [{"name": "polite", "passed": True, "reason": "it apologises"}]})
-    judge = {
-        "kind": "scripted",
-        "settings": {"policy_data": {"turn": [{"actions": [{"say": f"```json\n{verdict}\n```"}]}]}},
-    }
+    policy = {"turn": [{"actions": [{"say": f"```json\n{verdict}\n```"}]}]}
+    judge = {"settings": {"policy_data": policy}}  # no kind: a scripted judge
     record, out = graded(run, REFUNDED, POLITE, judge_agent=judge)
     assert out["rows"][1]["detail"] == "scripted judge agent: it apologises" and out["passed"] is True
     assert out["judge"] == {"agent": "scripted", "criteria": ["polite"]} and record["passed"] is True
