@@ -3,6 +3,9 @@
 `policy(messages, tools)` is any callable (sync or async) that returns the next assistant message in OpenAI's
 chat format; a model server call in training, a scripted policy in tests. Each rollout runs in a fresh
 copy-on-write fork of the task's start for that seed; the task's setup runs once per (task, seed) per process.
+The conversation opens with the agent's system prompt (if the task sets one) and the task's prompt; on a task with
+a simulated user, the user's opening, and the policy's text goes to the user (its replies are user messages)
+until the user ends the conversation.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from agentenv_rl.adapters.chat import apply_assistant, openai_tools
+from agentenv_rl.adapters.chat import aapply_assistant, first_messages, openai_tools
 from agentenv_rl.adapters.starts import base_episode, ready_base
 from agentenv_rl.episode import StepResult, Template
 
@@ -48,19 +51,19 @@ async def rollout(
     if base is None:  # the task's setup runs: off the caller's loop
         base = await asyncio.to_thread(partial(base_episode, task, seed, tools=tools))
     episode = base.fork()
-    observation, _ = episode.reset()
-    functions = openai_tools(observation["tools"])
-    messages: list[dict[str, Any]] = [{"role": "user", "content": observation["prompt"]}]
+    if episode.has_user:  # the user's opening may be a model's reply: off the caller's loop
+        await asyncio.to_thread(episode.reset)
+    else:
+        episode.reset()
+    functions = openai_tools(episode.tools())
+    messages = first_messages(episode)
     final: StepResult | None = None
     for _ in range(max_turns):
         reply = policy(messages, functions)
         message = await reply if inspect.isawaitable(reply) else reply
         messages.append(dict(message))
-        if not message.get("tool_calls"):  # the answer: graded on this loop (a sync step would need a thread)
-            final = await episode.astep({"answer": str(message.get("content") or "")})
-            break
-        tool_messages, final = apply_assistant(episode, message)  # tool calls take microseconds: stay on the loop
-        messages.extend(tool_messages)
+        added, final = await aapply_assistant(episode, message)  # grading and the user's reply: on this loop
+        messages.extend(added)
         if final is not None:
             break
     if final is None:
