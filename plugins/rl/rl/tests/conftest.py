@@ -35,8 +35,22 @@ MEMBERS = (
     "plugins/agents/core",
     "plugins/stores/local",
     "plugins/sandboxes/local",
+    "plugins/bundles/tau2",
+    "plugins/envs/retail",
 )
-"""The distributions support-refund runs on, installed (editable) beside a framework's own package."""
+"""The distributions support-refund and tau2-retail (a simulated user) run on, installed (editable) beside a
+framework's own package."""
+
+
+def _interpreter(version: str) -> str:
+    """A Python `version` (3.11, 3.12…): on PATH if it runs (a pyenv shim may not), else pyenv's own build."""
+    found = shutil.which(f"python{version}")
+    if found and subprocess.run([found, "-c", ""], capture_output=True).returncode == 0:
+        return found
+    builds = sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/python"))
+    if not builds:
+        pytest.skip(f"Python {version} is not installed (neither python{version} on PATH nor a pyenv build)")
+    return str(builds[-1])
 
 
 def _uv() -> str | None:
@@ -54,7 +68,7 @@ def framework_python() -> Callable[..., Path]:
     root = Path(os.environ.get("AGENTENV_FRAMEWORK_VENVS", Path.home() / ".cache/agentenv/framework-venvs"))
 
     def make(name: str, *requirements: str, python: str = "3.11") -> Path:
-        interpreter = shutil.which(f"python{python}") or str(Path.home() / f".pyenv/versions/{python}/bin/python")
+        interpreter = _interpreter(python)
         key = hashlib.sha256(json.dumps([str(WORKSPACE), requirements, python, MEMBERS]).encode()).hexdigest()[:12]
         venv = root / f"{name}-{key}"
         done = venv / ".agentenv-ready"

@@ -233,3 +233,112 @@ def test_vf_eval_plays_the_task_as_a_verifiers_v1_taskset(
     assert [n["message"]["role"] for n in good["nodes"]] == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
     assert {"issue_refund", "close_ticket", "send_email"} <= offered and len(offered) == 47  # the role's tools
     assert 0.0 <= bad["rewards"]["task_score"]["score"] < 1.0 and bad["info"]["agentenv"]["passed"] is False
+
+
+AGENT_LIGHTNING = """
+import json, os, socket, subprocess, sys, time, urllib.request
+from agentlightning.verl.agl_rollout_manager import AglRolloutManager
+from agentenv_rl.adapters.agent_lightning import AGENT_CLASS, ENV_MAP, agent_lightning_rows
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+port = free_port()
+url = f"http://127.0.0.1:{port}"
+hydra = ["hydra.run.dir=.", "hydra.output_subdir=null"]
+logs = {name: open(f"{name}.log", "w") for name in ("server", "controller")}  # the agents' output goes to the latter
+server = subprocess.Popen([sys.executable, "-m", "agentlightning.server", f"port={port}", "host=127.0.0.1",
+                           "default_proxy.model_name=stand-in", *hydra], stdout=logs["server"], stderr=subprocess.STDOUT)
+controller = subprocess.Popen([sys.executable, "-m", "agentlightning.controller", "runner_type=local",
+                               f"agl_server.url={url}", "local_runner.poll_interval=0.2",
+                               "local_runner.maximum_size=1", *hydra],  # one at a time: one scripted model
+                              stdout=logs["controller"], stderr=subprocess.STDOUT)
+try:
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(url + "/healthz", timeout=2)
+            break
+        except OSError:
+            assert time.monotonic() < deadline and server.poll() is None, "the Agent Lightning server did not start"
+            time.sleep(0.2)
+    # The trainer's own rollout manager (what Agent Lightning's verl trainer drives each step with)
+    manager = AglRolloutManager(agl_base_url=url, agl_key="", model="stand-in", step=0, train_rollout_n=2,
+                                poll_interval_seconds=0.2, rollout_timeout_seconds=300,
+                                local_agent_class=AGENT_CLASS, local_env_map=ENV_MAP)
+    seen = {}
+    for name, (model_url, task) in json.loads(sys.argv[1]).items():
+        manager.delete_model()
+        manager.register_model([model_url])
+        (row,) = agent_lightning_rows(task)
+        completed = manager.enqueue_and_wait_until_completed({k: [v] for k, v in row.items()}, is_train=True)
+        seen[name] = [{
+            "state": str(c.rollout_state), "error": c.error_message, "reward": c.final_reward,
+            "events": [e["event_type"] for e in c.events],
+            "agentenv": [e["data"] for e in c.events if e["event_type"] == "agentenv"],
+            "requests": [len(e["data"]["request"]["messages"]) for e in c.events if e["event_type"] == "model_request"],
+        } for c in completed]
+        if any(c.error_message for c in completed):
+            print(open("controller.log").read()[-6000:], file=sys.stderr)
+    print(json.dumps(seen))
+finally:
+    for process in (controller, server):
+        process.terminate()
+        process.wait(30)
+"""
+
+
+def _turns(calls: list[tuple[str, dict[str, Any]]], text: str, opening: str | None = None) -> list[dict[str, Any]]:
+    """A stand-in model's script: an opening message (to a simulated user), one tool call a turn, a closing text."""
+    said = [{"text": opening}] if opening else []
+    return [*said, *({"tool_calls": [{"tool": name, "arguments": args}]} for name, args in calls), {"text": text}]
+
+
+def _tau2_gold() -> list[tuple[str, dict[str, Any]]]:
+    from agentenv_tau2.api import retail_task
+
+    return [(action.name, dict(action.arguments)) for action in retail_task("0").gold_actions]
+
+
+ASK = "Could I have your name and zip code, please?"
+WRAP_UP = "Both items are exchanged. Is there anything else I can help you with?"
+
+
+def test_agent_lightning_runs_the_agent_class_behind_its_capturing_proxy(
+    framework_python: Callable[..., Path], run_in: Callable[..., dict[str, Any]]
+) -> None:
+    """Agent Lightning v1's own server (gateway proxy, store), its local rollout controller and its trainer's
+    rollout manager run `AgentLightningAgent` for each rollout; the stand-in model answers through the proxy."""
+    from agentenv_model_standin.api import StandInModel
+
+    gold = _tau2_gold()
+    # agentlightning 1.0 needs Python 3.12; numpy is its rollout manager's import (the verl extra brings it)
+    python = framework_python("agentlightning", "agentlightning==1.0.2", "numpy", python="3.12")
+    with (
+        StandInModel(_turns(SOLUTION, "Refunded 89.99, closed the ticket and emailed Dana.") * 2) as solved,
+        StandInModel(_turns(SOLUTION[:1], "Refunded.") * 2) as wrong,
+        StandInModel(_turns(gold, WRAP_UP, ASK) * 2) as talked,
+        StandInModel(_turns(gold[:2], WRAP_UP, ASK) * 2) as cut_short,
+    ):
+        plan = {
+            "solved": (solved.openai_url, "support-refund"),
+            "wrong": (wrong.openai_url, "support-refund"),
+            "tau2 solved": (talked.openai_url, "tau2-retail:0"),
+            "tau2 wrong": (cut_short.openai_url, "tau2-retail:0"),
+        }
+        seen = run_in(python, AGENT_LIGHTNING, json.dumps(plan), timeout=1200)
+    for name, rollouts in seen.items():
+        assert len(rollouts) == 2 and all(r["state"] == "succeeded" for r in rollouts), (name, rollouts)
+        for played in rollouts:  # the proxy captured every model request; the reward event is the agent's
+            assert played["events"].count("model_request") == len(played["requests"]) and "reward" in played["events"]
+    assert len(solved.model_requests) == 8 and len(talked.model_requests) == 2 * (len(gold) + 2)
+    assert [r["reward"] for r in seen["solved"]] == [1.0, 1.0]
+    assert all(r["agentenv"][0]["passed"] and r["agentenv"][0]["turns"] == 4 for r in seen["solved"])
+    assert all(0.0 <= r["reward"] < 1.0 for r in seen["wrong"])
+    # the simulated user: the agent's texts went to the customer, whose stop ended and graded the episode
+    assert [r["reward"] for r in seen["tau2 solved"]] == [1.0, 1.0]
+    first = seen["tau2 solved"][0]["requests"]
+    assert first[0] == 2 and first[1] == 4  # system policy + the customer's opening; then its reply to ASK
+    assert all(r["reward"] == 0.0 for r in seen["tau2 wrong"])

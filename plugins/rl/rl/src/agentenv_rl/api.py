@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from agentenv_rl.adapters.chat import apply_assistant, openai_tools
+from agentenv_rl.adapters.chat import aapply_assistant, apply_assistant, first_messages, openai_tools, row_messages
 from agentenv_rl.adapters.rollout import Trajectory, rollout
 from agentenv_rl.adapters.starts import base_episode, fresh_episode
 from agentenv_rl.adapters.text import assistant_message, tools_prompt
@@ -22,6 +22,7 @@ from agentenv_rl.split import EpisodeError
 from agentenv_rl.vector import EpisodeBatch, LocalEpisodes, shares, split_actions, vector
 
 if TYPE_CHECKING:
+    from agentenv_rl.adapters.agent_lightning import AgentLightningAgent as AgentLightningAgent
     from agentenv_rl.adapters.art import art_rollout as art_rollout
     from agentenv_rl.adapters.skyrl import AgentEnvTextEnv as AgentEnvTextEnv
     from agentenv_rl.adapters.skyrl import register as register_skyrl
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from agentenv_rl.gym_env import AgentEnvGym as AgentEnvGym
 
 _LAZY = {
+    "AgentLightningAgent": ("agentenv_rl.adapters.agent_lightning", "AgentLightningAgent"),
     "AgentEnvGym": ("agentenv_rl.gym_env", "AgentEnvGym"),
     "art_rollout": ("agentenv_rl.adapters.art", "art_rollout"),
     "AgentEnvTextEnv": ("agentenv_rl.adapters.skyrl", "AgentEnvTextEnv"),
@@ -44,6 +46,7 @@ __all__ = [
     "AgentEnvTaskset",
     "AgentEnvTextEnv",
     "AgentEnvTrlEnvironment",
+    "AgentLightningAgent",
     "Episode",
     "EpisodeBatch",
     "EpisodeError",
@@ -53,17 +56,20 @@ __all__ = [
     "TaskReward",
     "Template",
     "Trajectory",
+    "aapply_assistant",
     "agent_of_kind",
     "apply_assistant",
     "art_rollout",
     "assistant_message",
     "base_episode",
+    "first_messages",
     "fresh_episode",
     "make",
     "openai_tools",
     "play",
     "register_skyrl",
     "rollout",
+    "row_messages",
     "shares",
     "skyrl_rows",
     "split_actions",

@@ -45,6 +45,16 @@ def first_messages(episode: Episode) -> list[dict[str, Any]]:
     return [{"role": "system", "content": system}, opening] if system else [opening]
 
 
+def opening_messages(episode: Episode, prompt: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The conversation a reset episode starts from, given a dataset row's prompt: the row's messages, unless it
+    has no user message or the task has a simulated user (whose opening is this conversation's): then the
+    episode's own `first_messages`."""
+    given = [dict(m) for m in prompt or []]
+    if episode.has_user or not any(m.get("role") != "system" for m in given):
+        return first_messages(episode)
+    return given
+
+
 def row_messages(episode: Episode) -> list[dict[str, Any]]:
     """The prompt a dataset row carries for `episode`'s task (reset or not): the system prompt, then the task's
     prompt; with a simulated user an empty user message instead, since the task's prompt is then the user's

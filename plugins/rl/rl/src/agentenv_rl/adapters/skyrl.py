@@ -20,7 +20,7 @@ from typing import Any
 
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
-from agentenv_rl.adapters.chat import apply_assistant, first_messages, openai_tools, row_messages
+from agentenv_rl.adapters.chat import apply_assistant, openai_tools, opening_messages, row_messages
 from agentenv_rl.adapters.starts import base_episode, fresh_episode
 from agentenv_rl.adapters.text import assistant_message, tools_prompt
 from agentenv_rl.episode import Episode, StepResult
@@ -49,13 +49,12 @@ class AgentEnvTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no 
         simulated user the conversation is this episode's: the user's opening, whatever the row says."""
         episode = self.episode = fresh_episode(self.task, self.seed)
         self.turns, self.final = 0, None
-        opening = first_messages(episode)
-        tools = tools_prompt(openai_tools(episode.tools()))
-        system = "\n\n".join(m["content"] for m in opening if m["role"] == "system") + "\n\n" + tools
-        messages = [m for m in prompt or [] if m.get("role") != "system"]
-        if episode.has_user or not messages:
-            messages = [m for m in opening if m["role"] != "system"]
-        return [{"role": "system", "content": system.strip()}, *messages], {"seed": episode.seed}
+        messages = opening_messages(episode, prompt)
+        given = [str(m["content"]) for m in messages if m.get("role") == "system"]
+        system = "\n\n".join([*given, tools_prompt(openai_tools(episode.tools()))])
+        return [{"role": "system", "content": system}, *(m for m in messages if m.get("role") != "system")], {
+            "seed": episode.seed
+        }
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
         episode = self.episode
