@@ -250,7 +250,8 @@ url = f"http://127.0.0.1:{port}"
 hydra = ["hydra.run.dir=.", "hydra.output_subdir=null"]
 logs = {name: open(f"{name}.log", "w") for name in ("server", "controller")}  # the agents' output goes to the latter
 server = subprocess.Popen([sys.executable, "-m", "agentlightning.server", f"port={port}", "host=127.0.0.1",
-                           "default_proxy.model_name=stand-in", *hydra], stdout=logs["server"], stderr=subprocess.STDOUT)
+                           "default_proxy.model_name=stand-in", *hydra],
+                          stdout=logs["server"], stderr=subprocess.STDOUT)
 controller = subprocess.Popen([sys.executable, "-m", "agentlightning.controller", "runner_type=local",
                                f"agl_server.url={url}", "local_runner.poll_interval=0.2",
                                "local_runner.maximum_size=1", *hydra],  # one at a time: one scripted model
