@@ -27,8 +27,8 @@ from agentenv_rl.api import register_skyrl, skyrl_rows
 register_skyrl()
 calls = json.loads(sys.argv[1])
 
-def play(texts):
-    (row,) = skyrl_rows("support-refund")
+def play(texts, task="support-refund"):
+    (row,) = skyrl_rows(task)
     env = skyrl_gym.make(row["env_class"], env_config={}, extras=row["extras"])
     prompt, _ = env.init(row["prompt"])
     assert prompt[0]["role"] == "system" and "<tool_call>" in prompt[0]["content"], prompt[0]
@@ -45,10 +45,15 @@ hermes = ["<think>Refund first.</think>\\n<tool_call>\\n" + json.dumps({"name": 
 openai = [json.dumps({"tool_calls": [{"type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
                                      for n, a in calls]})]
 broken = ["<tool_call>{not json</tool_call>"]
+gold = ["<tool_call>" + json.dumps({"name": n, "arguments": a}) + "</tool_call>" for n, a in json.loads(sys.argv[2])]
+ask, wrap_up = sys.argv[3], sys.argv[4]
 print(json.dumps({
     "hermes": play(hermes + ["Refunded 89.99, closed the ticket and emailed Dana."]),
     "openai": play(openai + ["Done."]),
     "wrong": play(broken + hermes[:1] + ["Refunded."]),
+    "tau2": play([ask, *gold, wrap_up], "tau2-retail:0"),
+    "tau2 wrong": play([ask, *gold[:2], wrap_up], "tau2-retail:0"),
+    "tau2 row": skyrl_rows("tau2-retail:0")[0]["prompt"],
 }))
 """
 
@@ -57,7 +62,7 @@ def test_skyrl_gym_plays_the_task_from_raw_generated_text(
     framework_python: Callable[..., Path], run_in: Callable[..., dict[str, Any]]
 ) -> None:
     python = framework_python("skyrl", "skyrl-gym==0.4.0")
-    seen = run_in(python, SKYRL, json.dumps(SOLUTION))
+    seen = run_in(python, SKYRL, json.dumps(SOLUTION), json.dumps(_tau2_gold()), ASK, WRAP_UP)
     hermes, openai, wrong = seen["hermes"], seen["openai"], seen["wrong"]
     assert hermes["reward"] == 1.0 and hermes["metadata"]["passed"] is True and hermes["metrics"]["passed"] == 1.0
     assert all(json.loads(obs[0]["content"])["ok"] for obs in hermes["seen"][:3])
@@ -65,6 +70,14 @@ def test_skyrl_gym_plays_the_task_from_raw_generated_text(
     assert 0.0 <= wrong["reward"] < 1.0
     unread = json.loads(wrong["seen"][0][0]["content"])
     assert unread["ok"] is False and "could not be read" in unread["error"]["message"]
+    # a simulated user: the text went to the customer, whose reply came back as a user message; its stop graded
+    talked = seen["tau2"]
+    assert talked["reward"] == 1.0 and talked["seen"][0] == [
+        {"role": "user", "content": "You are Yusuf Rossi in zip code 19122."}
+    ]
+    assert seen["tau2 wrong"]["reward"] == 0.0
+    system, user = seen["tau2 row"]  # the policy as the system prompt; the customer's scenario is never shown
+    assert system["role"] == "system" and "Retail agent policy" in system["content"] and user["content"] == ""
 
 
 TRL_GRPO = """
@@ -343,3 +356,127 @@ def test_agent_lightning_runs_the_agent_class_behind_its_capturing_proxy(
     first = seen["tau2 solved"][0]["requests"]
     assert first[0] == 2 and first[1] == 4  # system policy + the customer's opening; then its reply to ASK
     assert all(r["reward"] == 0.0 for r in seen["tau2 wrong"])
+
+
+VERL = """
+import asyncio, json, sys, tempfile
+from pathlib import Path
+import numpy as np, torch, verl
+from hydra import compose, initialize_config_dir
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast, Qwen3Config
+from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+from verl.protocol import DataProto
+from verl.workers.rollout.replica import TokenOutput
+from agentenv_rl.api import verl_rows
+
+# A ChatML template that renders tools and Hermes <tool_call> blocks (what Qwen-family models are trained on).
+TEMPLATE = (
+    "{%- if messages[0].role == 'system' or tools %}<|im_start|>system\\n"
+    "{%- if messages[0].role == 'system' %}{{ messages[0].content }}\\n\\n{% endif %}"
+    "{%- if tools %}<tools>{% for t in tools %}\\n{{ t | tojson }}{% endfor %}\\n</tools>{% endif %}<|im_end|>\\n"
+    "{%- endif %}"
+    "{%- for m in messages %}{%- if m.role == 'system' %}"
+    "{%- elif m.role == 'assistant' %}<|im_start|>assistant\\n{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}<tool_call>\\n{\\"name\\": \\"{{ c.function.name }}\\", "
+    "\\"arguments\\": {{ c.function.arguments }}}\\n</tool_call>{%- endfor %}<|im_end|>\\n"
+    "{%- elif m.role == 'tool' %}<|im_start|>user\\n<tool_response>\\n{{ m.content }}\\n</tool_response><|im_end|>\\n"
+    "{%- else %}<|im_start|>{{ m.role }}\\n{{ m.content }}<|im_end|>\\n{%- endif %}{%- endfor %}"
+    "{%- if add_generation_prompt %}<|im_start|>assistant\\n{% endif %}"
+)
+plan = json.loads(sys.argv[1])
+def texts(calls, closing, opening=None):
+    said = [opening] if opening else []
+    calls = ["<tool_call>\\n" + json.dumps({"name": n, "arguments": a}) + "\\n</tool_call>" for n, a in calls]
+    return said + calls + [closing]
+scripts = {name: texts(*case["script"]) for name, case in plan.items()}
+
+# A tokenizer trained here on what it will see (no download), and a tiny Qwen3 config (verl reads it; no weights).
+raw = Tokenizer(models.BPE())
+raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+raw.decoder = decoders.ByteLevel()
+corpus = [t for s in scripts.values() for t in s] * 4
+raw.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=1000, special_tokens=["<|endoftext|>", "<|im_start|>",
+                        "<|im_end|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+tokenizer.chat_template = TEMPLATE
+model_dir = tempfile.mkdtemp()
+tokenizer.save_pretrained(model_dir)
+Qwen3Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+            num_attention_heads=2, num_key_value_heads=1, head_dim=16, pad_token_id=tokenizer.pad_token_id,
+            eos_token_id=tokenizer.eos_token_id, architectures=["Qwen3ForCausalLM"]).save_pretrained(model_dir)
+
+# verl's own trainer config (its hydra defaults), pointed at that model
+with initialize_config_dir(config_dir=str(Path(verl.__file__).parent / "trainer/config"), version_base=None):
+    config = compose(config_name="ppo_trainer", overrides=[
+        f"actor_rollout_ref.model.path={model_dir}", "actor_rollout_ref.rollout.name=vllm",
+        "actor_rollout_ref.rollout.prompt_length=32768", "actor_rollout_ref.rollout.response_length=32768",
+        "actor_rollout_ref.rollout.calculate_log_probs=True",
+    ])
+
+class ScriptedServer:
+    # What a rollout server answers in tokens: the next text of the trajectory's script (verl keeps one request
+    # id per trajectory), then the end-of-turn token, with log-probs as vLLM returns them.
+    def __init__(self):
+        self.script, self.served, self.prompts = [], {}, []
+    async def generate(self, *, request_id, prompt_ids, sampling_params, **_):
+        turn = self.served.get(request_id, 0)
+        self.served[request_id] = turn + 1
+        self.prompts.append(tokenizer.decode(prompt_ids))
+        ids = tokenizer.encode(self.script[turn], add_special_tokens=False) + [tokenizer.eos_token_id]
+        return TokenOutput(token_ids=ids, log_probs=[-0.25] * len(ids))
+
+server = ScriptedServer()
+worker = AgentLoopWorker(config, server)  # the worker verl's AgentLoopManager runs (here in this process)
+seen = {}
+for name, case in plan.items():
+    server.script = scripts[name]
+    rows = verl_rows(case["task"], tools=case["tools"]) * 2  # two trajectories of one row, rolled out together
+    columns = {key: np.array([row[key] for row in rows], dtype=object) for key in ("agent_name", "extra_info")}
+    columns["raw_prompt"] = np.array([row["prompt"] for row in rows], dtype=object)
+    batch = DataProto.from_dict(tensors={"index": torch.arange(len(rows))}, non_tensors=columns,
+                                meta_info={"global_steps": 1})
+    out = asyncio.run(worker.generate_sequences(batch))
+    mask, scores = out.batch["response_mask"], out.batch["rm_scores"]
+    seen[name] = {
+        "rewards": scores.sum(-1).tolist(),
+        "generated": mask.sum(-1).tolist(),
+        "context": (out.batch["attention_mask"][:, out.batch["prompts"].size(1):].sum(-1) - mask.sum(-1)).tolist(),
+        "logprobs": out.batch["rollout_log_probs"][0][mask[0].bool()].unique().tolist(),
+        "agentenv": [e["agentenv"] for e in out.non_tensor_batch["agentenv"]] if "agentenv" in out.non_tensor_batch
+                    else [],
+        "first_prompt": server.prompts[-len(scripts[name]) * 2],
+    }
+print(json.dumps(seen))
+"""
+
+
+def test_verl_agent_loop_rolls_out_through_verls_agent_loop_worker(
+    framework_python: Callable[..., Path], run_in: Callable[..., dict[str, Any]]
+) -> None:
+    """verl 0.9's own `AgentLoopWorker` (its trainer config, tokenizer wiring, continuous-token merging, tool parser,
+    padding and reward placement) runs `AgentEnvAgentLoop` for each row; the rollout server is a stand-in answering
+    a script in tokens (no GPU, no vLLM here)."""
+    gold = _tau2_gold()
+    tools = ["issue_refund", "close_ticket", "send_email", "get_ticket"]
+    gold_tools = sorted({name for name, _ in gold})
+    plan = {
+        "solved": {"task": "support-refund", "tools": tools, "script": [SOLUTION, "Refunded 89.99."]},
+        "wrong": {"task": "support-refund", "tools": tools, "script": [SOLUTION[:1], "Refunded."]},
+        "tau2 solved": {"task": "tau2-retail:0", "tools": gold_tools, "script": [gold, WRAP_UP, ASK]},
+        "tau2 wrong": {"task": "tau2-retail:0", "tools": gold_tools, "script": [gold[:2], WRAP_UP, ASK]},
+    }
+    # verl's core extra: its rollout modules import uvicorn, fastapi and cachetools, which plain `verl` leaves out
+    python = framework_python("verl", "verl[verl-core]==0.9.1")
+    seen = run_in(python, VERL, json.dumps(plan), timeout=1500)
+    assert seen["solved"]["rewards"] == [1.0, 1.0] and all(e["passed"] for e in seen["solved"]["agentenv"])
+    assert all(0.0 <= r < 1.0 for r in seen["wrong"]["rewards"])
+    assert seen["tau2 solved"]["rewards"] == [1.0, 1.0] and seen["tau2 wrong"]["rewards"] == [0.0, 0.0]
+    solved = seen["solved"]
+    assert all(g > 0 for g in solved["generated"]) and all(c > 0 for c in solved["context"])  # tool results: mask 0
+    assert solved["logprobs"] == [-0.25]  # the server's log-probs, aligned with the generated tokens only
+    assert "<tools>" in solved["first_prompt"] and '"name": "close_ticket"' in solved["first_prompt"]
+    assert '"name": "lookup_account"' not in solved["first_prompt"]  # trimmed to the row's tools
+    opening = seen["tau2 solved"]["first_prompt"]
+    assert "Retail agent policy" in opening and "#W2378156" in opening  # the policy, then the customer's opening
+    assert "wish to exchange the mechanical keyboard" not in opening  # never the customer's own scenario

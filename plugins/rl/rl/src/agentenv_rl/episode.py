@@ -36,6 +36,7 @@ from agentenv_runtime import (
     WorldCheckpoint,
     new_run_id,
     score_of,
+    short_descriptions,
 )
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -203,7 +204,7 @@ class Template:
                 )
             tools = [t for t in tools if t["name"] in self.offered]
         if self.short_descriptions:
-            tools = [{**t, "description": first_sentence(str(t.get("description") or ""))} for t in tools]
+            tools = short_descriptions(tools)
         return tools
 
     async def agrade(self, ctx: RunContext, answer: str, user: str) -> tuple[float | None, dict[str, Any]]:
@@ -504,13 +505,6 @@ class Episode:
         """Tear down what the task's setup started (the episode that made the template owns it)."""
         if self.owner:
             self.template.close()
-
-
-def first_sentence(text: str) -> str:
-    """The first sentence of a description (up to its first '. ' or line break), for shorter training prompts."""
-    text = " ".join(text.split("\n", 1)[0].split())
-    head, dot, _ = text.partition(". ")
-    return head + "." if dot else text
 
 
 def make(

@@ -18,17 +18,6 @@ from agentenv_rl.episode import Episode, StepResult
 from agentenv_rl.split import EpisodeError
 
 
-def openai_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """MCP-style tool descriptions (an episode's observation) as OpenAI function tools."""
-    return [
-        {
-            "type": "function",
-            "function": {"name": t["name"], "description": t.get("description", ""), "parameters": t["inputSchema"]},
-        }
-        for t in tools
-    ]
-
-
 def _arguments(call: Mapping[str, Any]) -> dict[str, Any]:
     raw = call.get("function", {}).get("arguments") or "{}"
     parsed = json.loads(raw) if isinstance(raw, str) else raw

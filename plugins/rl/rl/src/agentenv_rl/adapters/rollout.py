@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from agentenv_rl.adapters.chat import aapply_assistant, first_messages, openai_tools
+from agentenv_runtime import openai_tools
+
+from agentenv_rl.adapters.chat import aapply_assistant, first_messages
 from agentenv_rl.adapters.starts import base_episode, ready_base
 from agentenv_rl.episode import StepResult, Template
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agentenv_runtime import openai_tools
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
-from agentenv_rl.adapters.chat import apply_assistant, openai_tools, opening_messages, row_messages
+from agentenv_rl.adapters.chat import apply_assistant, opening_messages, row_messages
 from agentenv_rl.adapters.starts import base_episode, fresh_episode
 from agentenv_rl.adapters.text import assistant_message, tools_prompt
 from agentenv_rl.episode import Episode, StepResult

@@ -23,12 +23,13 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import uuid4
 
+from agentenv_runtime import openai_tools
 from pydantic import ValidationError
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
 from verl.experimental.agent_loop.tool_parser import ToolParser
 from verl.tools.schemas import OpenAIFunctionToolSchema
 
-from agentenv_rl.adapters.chat import aapply_assistant, openai_tools, opening_messages, row_messages
+from agentenv_rl.adapters.chat import aapply_assistant, opening_messages, row_messages
 from agentenv_rl.adapters.starts import base_episode, fresh_episode
 from agentenv_rl.adapters.text import assistant_message
 from agentenv_rl.episode import StepResult
