@@ -296,12 +296,33 @@ def bench_adapters(episodes: int = 300) -> None:
                 _, final = apply_assistant(episode, assistant_message(text))
             assert final is not None and final.reward == 1.0
 
+    from agentenv_rl.api import AgentLightningAgent
+
+    sink = event_sink()
+
+    class ScriptedAgent(AgentLightningAgent):
+        """Agent Lightning's agent class with the model in process (its proxy's latency is the model's, not the
+        adapter's); the reward events go over HTTP to a loopback sink, as they go to Agent Lightning's store."""
+
+        async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+            return conversation[sum(1 for m in messages if m["role"] == "assistant")]
+
+    agent_environment = {"AGL_OPENAI_BASE_URL": "unused", "AGL_EVENT_URL": sink, "AGENTENV_TASK": "support-refund"}
+
+    def through_agent_lightning(count: int) -> None:
+        async def many() -> None:
+            for _ in range(count):
+                assert (await ScriptedAgent(agent_environment).run()).reward == 1.0
+
+        asyncio.run(many())
+
     ways: dict[str, Callable[[int], None]] = {
         "direct episode API": direct,
         "rollout() (async, chat messages)": through_rollout,
         "TRL environment_factory class": through_trl_environment,
         "TRL TaskReward (replayed completion)": through_task_reward,
         "SkyRL text path (<tool_call> parsing)": through_text,
+        "Agent Lightning agent class (+2 event POSTs)": through_agent_lightning,
     }
     for way in ways.values():  # warm up: each start is set up once per process
         way(2)
@@ -317,6 +338,29 @@ def bench_adapters(episodes: int = 300) -> None:
         rate = statistics.median(measured)
         verdict = "" if name.startswith("direct") else f" (goal ≥ 0.8x: {'met' if rate >= 0.8 * base else 'NOT met'})"
         print(f"  {name}: {rate:,.0f} steps/s, {rate / base:.2f}x direct{verdict}")
+
+
+def event_sink() -> str:
+    """A loopback HTTP server that accepts JSON POSTs (Agent Lightning's event endpoint's part), in a thread."""
+    import http.server
+    import threading
+
+    class Sink(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            body = b"{}"
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/events"
 
 
 def free_port() -> int:

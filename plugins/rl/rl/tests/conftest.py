@@ -37,9 +37,10 @@ MEMBERS = (
     "plugins/sandboxes/local",
     "plugins/bundles/tau2",
     "plugins/envs/retail",
+    "plugins/agents/model-standin",
 )
-"""The distributions support-refund and tau2-retail (a simulated user) run on, installed (editable) beside a
-framework's own package."""
+"""The distributions support-refund and tau2-retail (a simulated user) run on, and the stand-in model the
+examples answer with, installed (editable) beside a framework's own package."""
 
 
 def _interpreter(version: str) -> str:
@@ -88,10 +89,11 @@ def framework_python() -> Callable[..., Path]:
     return make
 
 
-def _run_in(python: Path, code: str, *args: str, timeout: float = 900) -> dict[str, Any]:
+def _run_in(python: Path, code: str | Path, *args: str, timeout: float = 900) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k not in AGENTENV_VARS and k != "VIRTUAL_ENV"}
+    program = [str(code)] if isinstance(code, Path) else ["-c", code]
     proc = subprocess.run(
-        [str(python), "-c", code, *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=os.getcwd()
+        [str(python), *program, *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=os.getcwd()
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -100,6 +102,7 @@ def _run_in(python: Path, code: str, *args: str, timeout: float = 900) -> dict[s
 
 @pytest.fixture
 def run_in() -> Callable[..., dict[str, Any]]:
-    """`run_in(python, code, *args)`: run `code` with a framework venv's interpreter in this test's scratch
-    folder (no outer plugin filters); its last line of output is JSON, returned parsed."""
+    """`run_in(python, code, *args)`: run `code` (Python source, or a script's path) with a framework venv's
+    interpreter in this test's scratch folder (no outer plugin filters); its last line of output is JSON, returned
+    parsed."""
     return _run_in
