@@ -1,6 +1,6 @@
 """RL benchmarks (the training-environments issue), in one script, on this machine.
 
-Run: .venv/bin/python bench/rl_bench.py [--only state,episode,adapters,openenv,ray]
+Run: .venv/bin/python bench/rl_bench.py [--only state,episode,adapters,verl,openenv,ray]
 
 - episode (support-refund, the solver's actions as a fixed script): reset + 4 steps + reward, episodes/s in
   one process and with 2 worker processes (target ≥ 1,000/s with 2 workers); baseline: `agentenv run`'s own
@@ -8,7 +8,12 @@ Run: .venv/bin/python bench/rl_bench.py [--only state,episode,adapters,openenv,r
 - adapters (support-refund solved, 4 steps an episode: 3 tool calls and the answer): steps/s through each trainer
   adapter that runs in this workspace's venv (async `rollout`, TRL's `environment_factory` class and
   `TaskReward`, the SkyRL text path: `assistant_message` + `apply_assistant` on generated text, as
-  `AgentEnvTextEnv.step` does) against the direct episode API (fork, reset, `step`) in the same run (goal ≥ 0.8x).
+  `AgentEnvTextEnv.step` does, Agent Lightning's agent class with its model in process and its two reward
+  events POSTed to a loopback sink) against the direct episode API (fork, reset, `step`) in the same run (goal
+  ≥ 0.8x).
+- verl: verl's `AgentLoopWorker` running `AgentEnvAgentLoop` in batches of 8 (its tokenization, context merging
+  and padding included; a scripted server answers in tokens) against the direct episode API, both in the verl venv
+  the framework tests make (skipped without it).
 - openenv: `agentenv openenv serve support-refund` against OpenEnv's echo environment on OpenEnv's own server
   (`bench/openenv_echo_server.py`, run in a venv made from $AGENTENV_WHEELHOUSE), driven by the same WebSocket
   client in this process: cold start to healthy (target ≤ 1 s; both with bytecode compiled, as installs have it,
@@ -35,6 +40,7 @@ import argparse
 import hashlib
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -42,7 +48,7 @@ from typing import Any
 from agentenv_runtime.world.build import build_world
 from agentenv_runtime.world.world import World
 
-SECTIONS = ("state", "episode", "adapters", "openenv", "ray")
+SECTIONS = ("state", "episode", "adapters", "verl", "openenv", "ray")
 
 
 def median_seconds(
@@ -336,6 +342,74 @@ def bench_adapters(episodes: int = 300) -> None:
     print(f"support-refund, {steps:,} steps per way in 3 alternating rounds (medians):")
     for name, measured in rates.items():
         rate = statistics.median(measured)
+        verdict = "" if name.startswith("direct") else f" (goal ≥ 0.8x: {'met' if rate >= 0.8 * base else 'NOT met'})"
+        print(f"  {name}: {rate:,.0f} steps/s, {rate / base:.2f}x direct{verdict}")
+
+
+VERL_RATE = """
+import json, statistics, sys, time
+sys.path.insert(0, sys.argv[1])
+from scripted import REFUND, REFUND_TOOLS, hermes_texts
+from verl_agent_loop import build_worker, roll
+from agentenv_rl.api import fresh_episode
+
+episodes, batch = int(sys.argv[2]), int(sys.argv[3])
+texts = hermes_texts(REFUND, "Refunded 89.99.")
+worker, server = build_worker(texts * 4)
+server.script = texts
+actions = [{"tool": n, "arguments": a} for n, a in REFUND] + [{"answer": "Refunded 89.99."}]
+
+def direct(count):
+    for _ in range(count):
+        episode = fresh_episode("support-refund", tools=REFUND_TOOLS)
+        for action in actions:
+            result = episode.step(action)
+        assert result.reward == 1.0
+
+def through_verl(count):
+    for _ in range(count // batch):
+        out = roll(worker, "support-refund", REFUND_TOOLS, batch)
+        assert out.batch["rm_scores"].sum(-1).tolist() == [1.0] * batch
+
+ways = {"direct episode API": direct, "verl AgentLoopWorker + AgentEnvAgentLoop": through_verl}
+for way in ways.values():
+    way(batch)
+rates = {name: [] for name in ways}
+for _ in range(3):
+    for name, way in ways.items():
+        started = time.perf_counter()
+        way(episodes // 3)
+        rates[name].append((episodes // 3) * len(actions) / (time.perf_counter() - started))
+print(json.dumps({name: statistics.median(r) for name, r in rates.items()}))
+"""
+
+
+def bench_verl(episodes: int = 96, batch: int = 8) -> None:
+    """verl's AgentLoopWorker running AgentEnvAgentLoop (scripted server in tokens, tiny tokenizer) against the
+    direct episode API, both in the verl venv the framework tests make (verl is never in the workspace)."""
+    import glob
+    import json
+    import subprocess
+    from pathlib import Path
+
+    venvs = sorted(glob.glob(os.path.expanduser("~/.cache/agentenv/framework-venvs/verl_agent_loop-*/bin/python")))
+    if not venvs:
+        print("skipped: no verl venv (the framework tests make it: pytest plugins/rl/rl/tests/test_frameworks.py)")
+        return
+    examples = str(Path(__file__).resolve().parents[1] / "examples" / "training")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTENV_")}
+    scratch = tempfile.mkdtemp(prefix="rl-bench-verl-")
+    proc = subprocess.run(
+        [venvs[-1], "-c", VERL_RATE, examples, str(episodes), str(batch)],
+        capture_output=True, text=True, cwd=scratch, env=env, timeout=1800,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        print(f"failed: {proc.stderr[-2000:]}")
+        return
+    rates = json.loads(proc.stdout.strip().splitlines()[-1])
+    base = rates["direct episode API"]
+    print(f"support-refund (4 of its tools offered), {episodes} episodes per way, batches of {batch}, 3 rounds:")
+    for name, rate in rates.items():
         verdict = "" if name.startswith("direct") else f" (goal ≥ 0.8x: {'met' if rate >= 0.8 * base else 'NOT met'})"
         print(f"  {name}: {rate:,.0f} steps/s, {rate / base:.2f}x direct{verdict}")
 
@@ -642,6 +716,7 @@ def main(argv: list[str] | None = None) -> None:
         "state": bench_state,
         "episode": bench_episode,
         "adapters": bench_adapters,
+        "verl": bench_verl,
         "openenv": bench_openenv,
         "ray": bench_ray,
     }

@@ -82,7 +82,7 @@ class ScriptedServer:
     async def generate(self, *, request_id: str, prompt_ids: list[int], sampling_params: Any, **_: Any) -> TokenOutput:
         turn = self.served.get(request_id, 0)
         self.served[request_id] = turn + 1
-        self.prompts.append(self.tokenizer.decode(prompt_ids))
+        self.prompts.append(prompt_ids)
         ids = [*self.tokenizer.encode(self.script[turn], add_special_tokens=False), self.tokenizer.eos_token_id]
         return TokenOutput(token_ids=ids, log_probs=[-0.25] * len(ids))
 
@@ -131,7 +131,7 @@ def main() -> None:
             "context": (out.batch["attention_mask"][:, out.batch["prompts"].size(1) :].sum(-1) - mask.sum(-1)).tolist(),
             "logprobs": out.batch["rollout_log_probs"][0][mask[0].bool()].unique().tolist(),
             "agentenv": [dict(fields) for fields in out.non_tensor_batch.get("agentenv", [])],
-            "first_prompt": server.prompts[-len(texts) * 2],
+            "first_prompt": server.tokenizer.decode(server.prompts[-len(texts) * 2]),
         }
         print(f"{name}: rewards {rewards}")
     print(json.dumps(summary))
