@@ -108,8 +108,10 @@ def build_worker(corpus: list[str]) -> tuple[AgentLoopWorker, ScriptedServer]:
 def roll(worker: AgentLoopWorker, task: str, tools: list[str] | None, n: int) -> DataProto:
     """`n` trajectories of one row of `task`, rolled out together by the worker (a batch, as in training)."""
     rows = verl_rows(task, tools=tools) * n
-    columns = {key: np.array([row[key] for row in rows], dtype=object) for key in ("agent_name", "extra_info")}
-    columns["raw_prompt"] = np.array([row["prompt"] for row in rows], dtype=object)
+    columns = {key: np.empty(len(rows), dtype=object) for key in ("agent_name", "extra_info", "raw_prompt")}
+    for index, row in enumerate(rows):  # one object a row (np.array would make a list of messages a 2-D array)
+        columns["agent_name"][index], columns["extra_info"][index] = row["agent_name"], row["extra_info"]
+        columns["raw_prompt"][index] = row["prompt"]
     batch = DataProto.from_dict(
         tensors={"index": torch.arange(len(rows))}, non_tensors=columns, meta_info={"global_steps": 1}
     )

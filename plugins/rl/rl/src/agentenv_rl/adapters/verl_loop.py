@@ -103,7 +103,8 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
         tools = extra.get("tools")
         episode = await asyncio.to_thread(fresh_episode, str(extra["task"]), seed, tools=tools)
         functions = openai_tools(episode.tools())
-        messages = opening_messages(episode, list(kwargs.get("raw_prompt") or []))
+        given = kwargs.get("raw_prompt")  # a list, or a numpy array of messages out of verl's batch
+        messages = opening_messages(episode, [] if given is None else [dict(m) for m in given])
         token_ids: list[int] = await self.ct_build_initial_tokens(messages, tools=functions)
         prompt_length = len(token_ids)
         mask: list[int] = []
