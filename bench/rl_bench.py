@@ -12,8 +12,9 @@ Run: .venv/bin/python bench/rl_bench.py [--only state,episode,adapters,verl,open
   events POSTed to a loopback sink) against the direct episode API (fork, reset, `step`) in the same run (goal
   ≥ 0.8x).
 - verl: verl's `AgentLoopWorker` running `AgentEnvAgentLoop` in batches of 8 (its tokenization, context merging
-  and padding included; a scripted server answers in tokens) against the direct episode API, both in the verl venv
-  the framework tests make (skipped without it).
+  and padding to 4,096 + 4,096 tokens included; a scripted server answers in tokens), and the agent loop's `run`
+  alone (verl's continuous-token rendering included, the worker's padding and batching not), against the direct
+  episode API, all in the verl venv the framework tests make (skipped without it).
 - openenv: `agentenv openenv serve support-refund` against OpenEnv's echo environment on OpenEnv's own server
   (`bench/openenv_echo_server.py`, run in a venv made from $AGENTENV_WHEELHOUSE), driven by the same WebSocket
   client in this process: cold start to healthy (target ≤ 1 s; both with bytecode compiled, as installs have it,
@@ -353,10 +354,19 @@ from scripted import REFUND, REFUND_TOOLS, hermes_texts
 from verl_agent_loop import build_worker, roll
 from agentenv_rl.api import fresh_episode
 
+import asyncio
+from verl.experimental.agent_loop.agent_loop import DictConfigWrap
+from agentenv_rl.api import AgentEnvAgentLoop, verl_rows
+
 episodes, batch = int(sys.argv[2]), int(sys.argv[3])
 texts = hermes_texts(REFUND, "Refunded 89.99.")
-worker, server = build_worker(texts * 4)
+worker, server = build_worker(texts * 4, max_length=4096)
 server.script = texts
+def agent_loop():  # one a trajectory, made on the running loop, as verl's worker makes them
+    return AgentEnvAgentLoop(trainer_config=DictConfigWrap(worker.config), server_manager=server,
+                             tokenizer=worker.tokenizer, processor=None, dataset_cls=worker.dataset_cls,
+                             data_config=DictConfigWrap(worker.config.data))
+(row,) = verl_rows("support-refund", tools=REFUND_TOOLS)
 actions = [{"tool": n, "arguments": a} for n, a in REFUND] + [{"answer": "Refunded 89.99."}]
 
 def direct(count):
@@ -371,7 +381,55 @@ def through_verl(count):
         out = roll(worker, "support-refund", REFUND_TOOLS, batch)
         assert out.batch["rm_scores"].sum(-1).tolist() == [1.0] * batch
 
-ways = {"direct episode API": direct, "verl AgentLoopWorker + AgentEnvAgentLoop": through_verl}
+def through_loop(count):
+    async def many():
+        for _ in range(count // batch):
+            outs = await asyncio.gather(*(agent_loop().run({}, raw_prompt=row["prompt"], extra_info=row["extra_info"])
+                                          for _ in range(batch)))
+            assert [o.reward_score for o in outs] == [1.0] * batch
+    asyncio.run(many())
+
+# verl's own ToolAgentLoop with the same tools (same schemas, so nearly the same prompt) as function tools that answer
+# what the world answered: the same script and the same token counts through verl's native loop, so the difference
+# to ours is what the world's calls and the adapter add.
+from verl.experimental.agent_loop.agent_loop import ToolListWrap
+from verl.experimental.agent_loop.tool_agent_loop import ToolAgentLoop
+from verl.tools.function_tool import function_tool, get_function_tool
+from agentenv_runtime import openai_tools
+
+recorded = {}  # what the world answered each call, as the tool message's text: the native tools answer the same
+played = fresh_episode("support-refund", tools=REFUND_TOOLS)
+for action in actions[:-1]:
+    outcome = played.step(action).observation
+    recorded[action["tool"]] = json.dumps({k: outcome[k] for k in ("ok", "result", "error") if k in outcome},
+                                          default=str)
+
+def canned(name):
+    def answer(**arguments):
+        return recorded[name]
+    return answer
+
+for schema in openai_tools(played.tools()):
+    properties = schema["function"]["parameters"].get("properties", {})
+    for name in [p for p, v in properties.items() if "type" not in v]:  # anyOf: verl's schema model needs a type
+        del properties[name]  # (send_email's cc and attachments: the native loop's prompt is a little shorter)
+    function_tool(schema["function"]["name"], schema=schema)(canned(schema["function"]["name"]))
+native_tools = ToolListWrap([get_function_tool(name) for name in REFUND_TOOLS])
+
+def through_native(count):
+    async def many():
+        for _ in range(count // batch):
+            loops = [ToolAgentLoop(trainer_config=DictConfigWrap(worker.config), server_manager=server,
+                                   tokenizer=worker.tokenizer, processor=None, dataset_cls=worker.dataset_cls,
+                                   data_config=DictConfigWrap(worker.config.data), tools=native_tools)
+                     for _ in range(batch)]
+            outs = await asyncio.gather(*(loop.run({}, raw_prompt=row["prompt"]) for loop in loops))
+            assert all(o.num_turns == 8 for o in outs), [o.num_turns for o in outs]
+    asyncio.run(many())
+
+ways = {"direct episode API": direct, "verl's own ToolAgentLoop, canned tools (no world)": through_native,
+        "AgentEnvAgentLoop.run (verl's tokenization, no worker)": through_loop,
+        "verl AgentLoopWorker + AgentEnvAgentLoop": through_verl}
 for way in ways.values():
     way(batch)
 rates = {name: [] for name in ways}
@@ -408,7 +466,11 @@ def bench_verl(episodes: int = 96, batch: int = 8) -> None:
         return
     rates = json.loads(proc.stdout.strip().splitlines()[-1])
     base = rates["direct episode API"]
+    native = rates.pop("verl's own ToolAgentLoop, canned tools (no world)")
+    loop = rates["AgentEnvAgentLoop.run (verl's tokenization, no worker)"]
     print(f"support-refund (4 of its tools offered), {episodes} episodes per way, batches of {batch}, 3 rounds:")
+    print(f"  verl's own ToolAgentLoop, same script, canned answers: {native:,.0f} steps/s")
+    print(f"    AgentEnvAgentLoop.run against it: {loop / native:.2f}x (what the world and the adapter add)")
     for name, rate in rates.items():
         verdict = "" if name.startswith("direct") else f" (goal ≥ 0.8x: {'met' if rate >= 0.8 * base else 'NOT met'})"
         print(f"  {name}: {rate:,.0f} steps/s, {rate / base:.2f}x direct{verdict}")

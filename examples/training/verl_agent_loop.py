@@ -87,8 +87,9 @@ class ScriptedServer:
         return TokenOutput(token_ids=ids, log_probs=[-0.25] * len(ids))
 
 
-def build_worker(corpus: list[str]) -> tuple[AgentLoopWorker, ScriptedServer]:
-    """verl's `AgentLoopWorker` from verl's own trainer config, over a tiny model, with the scripted server."""
+def build_worker(corpus: list[str], max_length: int = 32768) -> tuple[AgentLoopWorker, ScriptedServer]:
+    """verl's `AgentLoopWorker` from verl's own trainer config, over a tiny model, with the scripted server
+    (`max_length`: the rollout's prompt and response lengths, which verl pads every trajectory to)."""
     tokenizer, model = tiny_model(corpus)
     with initialize_config_dir(config_dir=str(Path(verl.__file__).parent / "trainer/config"), version_base=None):
         config = compose(
@@ -96,8 +97,8 @@ def build_worker(corpus: list[str]) -> tuple[AgentLoopWorker, ScriptedServer]:
             overrides=[
                 f"actor_rollout_ref.model.path={model}",
                 "actor_rollout_ref.rollout.name=vllm",
-                "actor_rollout_ref.rollout.prompt_length=32768",
-                "actor_rollout_ref.rollout.response_length=32768",
+                f"actor_rollout_ref.rollout.prompt_length={max_length}",
+                f"actor_rollout_ref.rollout.response_length={max_length}",
                 "actor_rollout_ref.rollout.calculate_log_probs=True",
             ],
         )

@@ -10,17 +10,15 @@ until the user ends the conversation.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from agentenv_runtime import openai_tools
 
 from agentenv_rl.adapters.chat import aapply_assistant, first_messages
-from agentenv_rl.adapters.starts import base_episode, ready_base
+from agentenv_rl.adapters.starts import afresh_episode
 from agentenv_rl.episode import StepResult, Template
 
 Policy = Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[str, Any] | Awaitable[dict[str, Any]]]
@@ -49,14 +47,7 @@ async def rollout(
 ) -> Trajectory:
     """Play one episode of `task` (BUNDLE[:TASK], a folder, a file, or a prepared Template) with `policy`;
     `tools=[…]` offers only those tools."""
-    base = ready_base(task, seed, tools=tools)
-    if base is None:  # the task's setup runs: off the caller's loop
-        base = await asyncio.to_thread(partial(base_episode, task, seed, tools=tools))
-    episode = base.fork()
-    if episode.has_user:  # the user's opening may be a model's reply: off the caller's loop
-        await asyncio.to_thread(episode.reset)
-    else:
-        episode.reset()
+    episode = await afresh_episode(task, seed, tools=tools)
     functions = openai_tools(episode.tools())
     messages = first_messages(episode)
     final: StepResult | None = None

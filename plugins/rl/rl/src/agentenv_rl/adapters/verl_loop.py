@@ -18,7 +18,6 @@ by `agentenv_rl.api` until it is asked for.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 from uuid import uuid4
@@ -30,7 +29,7 @@ from verl.experimental.agent_loop.tool_parser import ToolParser
 from verl.tools.schemas import OpenAIFunctionToolSchema
 
 from agentenv_rl.adapters.chat import aapply_assistant, opening_messages, row_messages
-from agentenv_rl.adapters.starts import base_episode, fresh_episode
+from agentenv_rl.adapters.starts import afresh_episode, base_episode
 from agentenv_rl.adapters.text import assistant_message
 from agentenv_rl.episode import StepResult
 
@@ -70,14 +69,17 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
         self.max_turns = int(multi_turn.max_assistant_turns or DEFAULT_MAX_TURNS)
         self.response_length = int(self.rollout_config.response_length)
 
-    async def _message(self, token_ids: list[int], functions: list[dict[str, Any]]) -> dict[str, Any]:
-        """A generation as an OpenAI assistant message: verl's tool parser first, then ours."""
+    @staticmethod
+    def _schemas(functions: list[dict[str, Any]]) -> list[OpenAIFunctionToolSchema] | None:
+        """The tools as verl's schema model, for the parsers that read them; None when one does not fit it (an
+        `anyOf` property has no `type`): those parsers then go without."""
         try:
-            schemas: list[OpenAIFunctionToolSchema] | None = [
-                OpenAIFunctionToolSchema.model_validate(f) for f in functions
-            ]
-        except ValidationError:  # a schema verl's model cannot hold: the parsers that read schemas go without
-            schemas = None
+            return [OpenAIFunctionToolSchema.model_validate(f) for f in functions]
+        except ValidationError:
+            return None
+
+    async def _message(self, token_ids: list[int], schemas: list[OpenAIFunctionToolSchema] | None) -> dict[str, Any]:
+        """A generation as an OpenAI assistant message: verl's tool parser first, then ours."""
         content, calls = await self.tool_parser.extract_tool_calls(token_ids, schemas)
         if calls:
             return {
@@ -92,8 +94,7 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
                     for i, call in enumerate(calls)
                 ],
             }
-        text = await asyncio.to_thread(self.tokenizer.decode, token_ids, skip_special_tokens=True)
-        return assistant_message(text)
+        return assistant_message(self.tokenizer.decode(token_ids, skip_special_tokens=True))  # one turn: quick
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         extra = dict(kwargs.get("extra_info") or {})
@@ -101,8 +102,9 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
             raise ValueError('the verl dataset row needs extra_info["task"]: BUNDLE[:TASK], a bundle folder or a file')
         seed = None if extra.get("seed") is None else int(extra["seed"])
         tools = extra.get("tools")
-        episode = await asyncio.to_thread(fresh_episode, str(extra["task"]), seed, tools=tools)
+        episode = await afresh_episode(str(extra["task"]), seed, tools=tools)
         functions = openai_tools(episode.tools())
+        schemas = self._schemas(functions)
         given = kwargs.get("raw_prompt")  # a list, or a numpy array of messages out of verl's batch
         messages = opening_messages(episode, [] if given is None else [dict(m) for m in given])
         token_ids: list[int] = await self.ct_build_initial_tokens(messages, tools=functions)
@@ -121,7 +123,7 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
                 token_ids, output.token_ids, mask, given, assistant_logprobs=output.log_probs or None
             )
             token_ids, logprobs = merged.token_ids, aligned or logprobs
-            message = await self._message(output.token_ids, functions)
+            message = await self._message(output.token_ids, schemas)
             previous = [*messages, message]
             added, final = await aapply_assistant(episode, message)
             if final is not None or len(mask) >= self.response_length:
