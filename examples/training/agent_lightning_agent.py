@@ -86,7 +86,7 @@ def main() -> None:
                         "error": c.error_message,
                         "reward": c.final_reward,
                         "events": [e["event_type"] for e in c.events],
-                        "agentenv": [e["data"] for e in c.events if e["event_type"] == "agentenv"],
+                        "agentenv": [e["data"]["agentenv"] for e in c.events if e["event_type"] == "reward"],
                         "requests": [
                             len(e["data"]["request"]["messages"])
                             for e in c.events

@@ -247,9 +247,9 @@ def test_agent_lightning_agent_plays_through_the_proxy_and_posts_its_reward(tmp_
     finally:
         server.shutdown()
     assert played.reward == 1.0
-    reward, details = events
+    (reward,) = events
     assert reward["event_type"] == "reward" and reward["data"]["value"] == 1.0 and reward["auth"] == "Bearer k"
-    assert details["event_type"] == "agentenv" and details["data"]["passed"] is True and details["data"]["turns"] == 4
+    assert reward["data"]["agentenv"]["passed"] is True and reward["data"]["agentenv"]["turns"] == 4
     with pytest.raises(EpisodeError, match="no task: set `task`"):
         AgentLightningAgent({}).chosen_task()
     with pytest.raises(EpisodeError, match="AGENTENV_SEED: 'x' is not an integer"):

@@ -9,7 +9,7 @@ model request and its tokens), `AGL_EVENT_URL` (where the rollout's events go) a
 
 So the agent plays one episode with `rollout` (a fresh fork of the task's start), asking the proxy for each
 assistant message (the world's tools offered as OpenAI function tools), and posts the task's verifiers' score as
-the `reward` event, with an `agentenv` event beside it (score, passed, trajectory digest, turns). The task comes
+the `reward` event (its data also carries `agentenv`: score, passed, trajectory digest, turns). The task comes
 from `AGENTENV_TASK` (and `AGENTENV_SEED`, `AGENTENV_TOOLS`: a JSON list) — `ENV_MAP` maps them from a row
 `{"task": …, "seed": …}` — or from a subclass's class attributes. Nothing of Agent Lightning is imported: the
 contract is the process, its variables and two HTTP endpoints.
@@ -105,15 +105,9 @@ class AgentLightningAgent:
         return {k: v for k, v in message.items() if v is not None}
 
     def report(self, played: Trajectory) -> None:
-        """The reward event the trainer reads, and the episode's details beside it."""
-        url, key = self._setting("AGL_EVENT_URL"), self.environ.get("AGL_KEY", "")
+        """The reward event the trainer reads (its `value`), the episode's details beside it in the same event
+        (Agent Lightning keeps an event's whole data; its trainer reads `value`)."""
         reason = "passed" if played.info.get("passed") else ("truncated" if played.truncated else "graded")
-        _post(
-            url,
-            {"event_type": "reward", "data": {"value": played.reward, "source": "agentenv", "reason": reason}},
-            key,
-            60,
-        )
         details = {
             "score": played.score,
             "passed": bool(played.info.get("passed")),
@@ -121,7 +115,10 @@ class AgentLightningAgent:
             "trajectory_digest": played.trajectory_digest,
             "turns": sum(1 for m in played.messages if m["role"] == "assistant"),
         }
-        _post(url, {"event_type": "agentenv", "data": details}, key, 60)
+        data = {"value": played.reward, "source": "agentenv", "reason": reason, "agentenv": details}
+        _post(
+            self._setting("AGL_EVENT_URL"), {"event_type": "reward", "data": data}, self.environ.get("AGL_KEY", ""), 60
+        )
 
     async def run(self) -> Trajectory:
         """Play the episode through the proxy and report its reward (Agent Lightning awaits this)."""
