@@ -305,7 +305,7 @@ def bench_adapters(episodes: int = 300) -> None:
 
     from agentenv_rl.api import AgentLightningAgent
 
-    sink = event_sink()
+    sink, sink_process = event_sink()
 
     class ScriptedAgent(AgentLightningAgent):
         """Agent Lightning's agent class with the model in process (its proxy's latency is the model's, not the
@@ -341,6 +341,7 @@ def bench_adapters(episodes: int = 300) -> None:
             way(episodes // 3)
             rates[name].append((episodes // 3) * len(SOLVED) / (time.perf_counter() - started))
             cpu[name].append((episodes // 3) * len(SOLVED) / (time.process_time() - used))
+    sink_process.terminate()
     print(f"support-refund, {steps:,} steps per way in 3 alternating rounds (medians):")
     report_rates(rates, cpu, "direct episode API")
 
@@ -487,27 +488,37 @@ def bench_verl(episodes: int = 96, batch: int = 8) -> None:
     )
 
 
-def event_sink() -> str:
-    """A loopback HTTP server that accepts JSON POSTs (Agent Lightning's event endpoint's part), in a thread."""
-    import http.server
-    import threading
+EVENT_SINK = """
+import http.server, sys
 
-    class Sink(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length", 0)))
-            body = b"{}"
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+class Sink(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+    def log_message(self, *args):
+        pass
 
-        def log_message(self, *args: Any) -> None:
-            pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/events"
+
+def event_sink() -> tuple[str, Any]:
+    """A loopback HTTP server in a process of its own that accepts JSON POSTs (Agent Lightning's event endpoint's
+    part; its CPU is not this process's, as the store's is not the agent's): (URL, process)."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-c", EVENT_SINK], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    port = int(process.stdout.readline())
+    return f"http://127.0.0.1:{port}/events", process
 
 
 def free_port() -> int:
