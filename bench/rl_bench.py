@@ -9,12 +9,13 @@ Run: .venv/bin/python bench/rl_bench.py [--only state,episode,adapters,verl,open
   adapter that runs in this workspace's venv (async `rollout`, TRL's `environment_factory` class and
   `TaskReward`, the SkyRL text path: `assistant_message` + `apply_assistant` on generated text, as
   `AgentEnvTextEnv.step` does, Agent Lightning's agent class with its model in process and its reward event
-  POSTed to a loopback sink) against the direct episode API (fork, reset, `step`) in the same run (goal
-  ≥ 0.8x).
+  POSTed to a loopback sink in another process) against the direct episode API (fork, reset, `step`) in the same
+  run (goal ≥ 0.8x, judged on this process's CPU time: the machine is shared; wall-time ratios are shown too).
 - verl: verl's `AgentLoopWorker` running `AgentEnvAgentLoop` in batches of 8 (its tokenization, context merging
   and padding to 4,096 + 4,096 tokens included; a scripted server answers in tokens), and the agent loop's `run`
   alone (verl's continuous-token rendering included, the worker's padding and batching not), against the direct
-  episode API, all in the verl venv the framework tests make (skipped without it).
+  episode API and against verl's own `ToolAgentLoop` on the same script (its tools answering what the world
+  answered), all in the verl venv the framework tests make (skipped without it).
 - openenv: `agentenv openenv serve support-refund` against OpenEnv's echo environment on OpenEnv's own server
   (`bench/openenv_echo_server.py`, run in a venv made from $AGENTENV_WHEELHOUSE), driven by the same WebSocket
   client in this process: cold start to healthy (target ≤ 1 s; both with bytecode compiled, as installs have it,
