@@ -25,10 +25,13 @@ import urllib.request
 from pathlib import Path
 
 from agentenv_model_standin.api import StandInModel
-from agentenv_rl.adapters.agent_lightning import AGENT_CLASS, ENV_MAP
 from agentenv_rl.api import agent_lightning_rows
 from agentlightning.verl.agl_rollout_manager import AglRolloutManager
 from scripted import cases, standin_turns
+
+# The glue: what Agent Lightning's trainer config says (agentlightning.local.*)
+AGENT_CLASS = "agentenv_rl.adapters.agent_lightning:AgentLightningAgent"
+ENV_MAP = {"AGENTENV_TASK": "input.task", "AGENTENV_SEED": "input.seed"}
 
 
 def free_port() -> int:
