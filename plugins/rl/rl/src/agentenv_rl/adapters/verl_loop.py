@@ -118,9 +118,9 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
                 request_id=request_id, prompt_ids=token_ids, sampling_params=sampling_params
             )
             turns += 1
-            given = logprobs if logprobs or output.log_probs else None
+            so_far = logprobs if logprobs or output.log_probs else None
             merged, mask, aligned = await self.ct_merge_assistant_token(
-                token_ids, output.token_ids, mask, given, assistant_logprobs=output.log_probs or None
+                token_ids, output.token_ids, mask, so_far, assistant_logprobs=output.log_probs or None
             )
             token_ids, logprobs = merged.token_ids, aligned or logprobs
             message = await self._message(output.token_ids, schemas)
