@@ -93,6 +93,10 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.world.rbac import SYSTEM_ROLE as SYSTEM_ROLE
     from agentenv_runtime.world.reference_triggers import is_reference_trigger as is_reference_trigger
     from agentenv_runtime.world.schedule import WorkingHours as WorkingHours
+    from agentenv_runtime.world.tool_tokens import first_sentence as first_sentence
+    from agentenv_runtime.world.tool_tokens import openai_tools as openai_tools
+    from agentenv_runtime.world.tool_tokens import short_descriptions as short_descriptions
+    from agentenv_runtime.world.tool_tokens import tool_prompt_tokens as tool_prompt_tokens
     from agentenv_runtime.world.trajectory import Trajectory as Trajectory
     from agentenv_runtime.world.trajectory import trajectory_digest as trajectory_digest
     from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS as BUILTIN_TRIGGER_KINDS
@@ -169,6 +173,10 @@ _HOMES = {  # public name -> the module that holds it (`module:attribute` where 
     "parse_time": "agentenv_runtime.world.clock",
     "DEFAULT_ROLE": "agentenv_runtime.world.rbac",
     "SYSTEM_ROLE": "agentenv_runtime.world.rbac",
+    "first_sentence": "agentenv_runtime.world.tool_tokens",
+    "openai_tools": "agentenv_runtime.world.tool_tokens",
+    "short_descriptions": "agentenv_runtime.world.tool_tokens",
+    "tool_prompt_tokens": "agentenv_runtime.world.tool_tokens",
     "is_reference_trigger": "agentenv_runtime.world.reference_triggers",
     "translate_reference_trigger": "agentenv_runtime.world.reference_triggers:translate",
     "WorkingHours": "agentenv_runtime.world.schedule",

@@ -199,3 +199,30 @@ def test_options_are_typed_from_the_schema():
             parse_tool_args(SCHEMA, argv)
     text = tool_help({"name": "t", "description": "Does things.", "inputSchema": SCHEMA}, "http://h")
     assert "--name STRING" in text and "Who. [required]" in text and "--flag / --no-flag" in text
+
+
+def test_tools_tokens_counts_the_roles_tools_full_short_and_trimmed(served, tokens):
+    counted = agentenv(
+        "tools",
+        "--url",
+        served.url,
+        "--token",
+        tokens["billing_lead"],
+        "--tokens",
+        "--json",
+        "--only",
+        "get_ticket",
+        "--only",
+        "issue_refund",
+    )
+    assert counted.returncode == 0, counted.stderr
+    rows = {(r["tools"], r["descriptions"]): r for r in json.loads(counted.stdout)}
+    assert set(rows) == {("all", "full"), ("all", "short"), ("only", "full"), ("only", "short")}
+    assert all(r["counted_with"] == "o200k_base" for r in rows.values())  # the tokens extra is in the dev env
+    everything, trimmed = rows["all", "full"], rows["only", "full"]
+    assert trimmed["count"] == 2 and everything["count"] > 2
+    assert 0 < trimmed["tokens"] < everything["tokens"] and rows["all", "short"]["tokens"] <= everything["tokens"]
+    table = agentenv("tools", "--url", served.url, "--token", tokens["billing_lead"], "--tokens")
+    assert "COUNTED WITH" in table.stdout and f"{everything['tokens']:,}" in table.stdout
+    wrong = agentenv("tools", "--url", served.url, "--token", tokens["support"], "--tokens", "--only", "issue_refund")
+    assert wrong.returncode == 2 and "--only issue_refund: not tools of this role" in wrong.stderr
