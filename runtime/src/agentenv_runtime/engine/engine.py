@@ -80,8 +80,12 @@ def preflight(task: TaskFile, host: PluginHost, model: str | None = None) -> dic
                 problems.append(f"{where} ({decl.type}): field `{field_name}`: {err['msg']}")
             continue
         step = step_cls()
-        problems.extend(f"{where} ({decl.type}): field `{f}`: {m}" for f, m in step.preflight(settings, ids))
-        need = step.needs_model(settings)
+        checked = _step_checks(step, settings, ids, f"{where} ({decl.type}): ", steps[decl.type].dist)
+        if isinstance(checked, list):
+            problems += checked
+            continue
+        own, need = checked
+        problems.extend(f"{where} ({decl.type}): field `{f}`: {m}" for f, m in own)
         if need and not model:
             problems.append(
                 f"{where} ({decl.type}): field `{need[0]}`: {need[1]} needs a model, and none is "
@@ -92,6 +96,28 @@ def preflight(task: TaskFile, host: PluginHost, model: str | None = None) -> dic
     if problems:
         raise TaskError("\n".join(problems))
     return planned
+
+
+def _step_checks(
+    step: Step[Any], settings: BaseModel, ids: list[str], where: str, dist: str
+) -> tuple[list[tuple[str, str]], tuple[str, str] | None] | list[str]:
+    """(its preflight problems, what needs a model) of a step type, or, when its own checks raise (third-party
+    code), one line per check that raised naming the plugin: a bug there refuses the task, never ends the CLI."""
+    own: list[tuple[str, str]] = []
+    need: tuple[str, str] | None = None
+    failed: list[str] = []
+    for check in ("preflight", "needs_model"):
+        try:
+            if check == "preflight":
+                own = list(step.preflight(settings, ids))
+            else:
+                need = step.needs_model(settings)
+        except Exception as exc:
+            failed.append(
+                f"{where}its {check} raised {type(exc).__name__}: {exc} (a bug in {dist}, which registers step type "
+                f"{step.name!r}; fix it there, or report it to its authors)"
+            )
+    return failed or (own, need)
 
 
 class Engine:
