@@ -99,6 +99,16 @@ def test_agent_kinds_and_the_tools_a_policy_calls(agentenv_cli: Cli, tmp_path: P
     assert "turn[0].actions[1].call: no tool 'get_thread'" in lines[1] and "slack_get_thread" in lines[1]
 
 
+def test_an_inline_policy_is_checked_as_a_policy_file_is(agentenv_cli: Cli, tmp_path: Path) -> None:
+    """`settings.policy_data` is the same policy written in the task: its calls are checked the same way."""
+    inline = agent(settings={"policy_data": calls("list_channels", "post_mesage")})
+    result = dry_run(agentenv_cli, task_with(tmp_path, desk(), inline))
+    lines = result.stderr.removeprefix("error: ").splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result
+    assert "step 'agent' (deploy_agent): settings.policy_data turn[0].actions[1].call: no tool 'post_mesage'" in lines[0]
+    assert "did you mean 'post_message'" in lines[0] or "post_message" in lines[0]
+
+
 def test_the_agent_override_is_checked_too(agentenv_cli: Cli, tmp_path: Path) -> None:
     path = task_with(tmp_path, desk(), agent(), policy=calls("list_channels"))
     (path.parent / "agents" / "typo.toml").write_text('[[turn]]\nactions = [{ call = "list_chanels" }]\n')

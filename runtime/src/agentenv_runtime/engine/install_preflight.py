@@ -276,8 +276,11 @@ class InstallCheck:
                 fix = "write it, or name an existing file (relative to the bundle)"
                 self.problem(step, "field `settings.policy`", f"no policy file {policy}; fix: {fix}")
                 return
-        if policy is not None and kind == "scripted" and world is not None:
-            self.policy_tools(step, policy, world)
+        if kind == "scripted" and world is not None:
+            if policy is not None:
+                self.policy_file(step, policy, world)
+            elif isinstance(settings.get("policy_data"), dict):  # the same policy written in the task
+                self.policy_tools(step, "settings.policy_data", settings["policy_data"], world)
 
     def default_kind(self, policy: Path | None, settings: dict[str, Any]) -> str:
         """The kind deploy_agent takes without `kind` (agentenv-steps' `choose_kind`, mirrored): the `--agent`
@@ -294,22 +297,25 @@ class InstallCheck:
         candidates += [f"agents/{name}{suffix}" for suffix in POLICY_SUFFIXES]
         return next((self.base / c for c in candidates if (self.base / c).is_file()), None)
 
-    def policy_tools(self, step: StepDecl, policy: Path, world: World) -> None:
-        """Every `call` of a scripted policy names a tool of the world, as composition names it. Whether the
-        agent's role may call it is not checked: rules and steps change access mid-run, and a policy may try a
-        refused call on purpose."""
+    def policy_file(self, step: StepDecl, policy: Path, world: World) -> None:
         try:
             text = policy.read_text(encoding="utf-8")
             data = tomllib.loads(text) if policy.suffix == ".toml" else json.loads(text)
         except (OSError, ValueError) as exc:
             self.problem(step, f"policy {policy}", f"cannot be read: {exc}")
             return
+        self.policy_tools(step, policy.name, data, world)
+
+    def policy_tools(self, step: StepDecl, where: str, data: Any, world: World) -> None:
+        """Every `call` of a scripted policy (a file, or `policy_data` in the task) names a tool of the world, as
+        composition names it. Whether the agent's role may call it is not checked: rules and steps change access
+        mid-run, and a policy may try a refused call on purpose."""
         known = set(world.tools) | {GET_TIME}
         for t, turn in enumerate(data.get("turn") or [] if isinstance(data, dict) else []):
             for a, action in enumerate((turn or {}).get("actions") or [] if isinstance(turn, dict) else []):
                 call = action.get("call") if isinstance(action, dict) else None
                 if isinstance(call, str) and "{{" not in call and call not in known:
-                    self.problem(step, f"{policy.name} turn[{t}].actions[{a}].call", unknown_tool_message(call, world))
+                    self.problem(step, f"{where} turn[{t}].actions[{a}].call", unknown_tool_message(call, world))
 
 
 def install_problems(
