@@ -105,8 +105,8 @@ def test_an_inline_policy_is_checked_as_a_policy_file_is(agentenv_cli: Cli, tmp_
     result = dry_run(agentenv_cli, task_with(tmp_path, desk(), inline))
     lines = result.stderr.removeprefix("error: ").splitlines()
     assert result.returncode == 2 and len(lines) == 1, result
-    assert "step 'agent' (deploy_agent): settings.policy_data turn[0].actions[1].call: no tool 'post_mesage'" in lines[0]
-    assert "did you mean 'post_message'" in lines[0] or "post_message" in lines[0]
+    where = "step 'agent' (deploy_agent): settings.policy_data turn[0].actions[1].call"
+    assert f"{where}: no tool 'post_mesage'" in lines[0] and "post_message" in lines[0]
 
 
 def test_the_agent_override_is_checked_too(agentenv_cli: Cli, tmp_path: Path) -> None:
