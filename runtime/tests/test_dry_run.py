@@ -87,6 +87,33 @@ def test_unknown_trigger_kinds_and_trigger_tools(agentenv_cli: Cli, tmp_path: Pa
     assert "did you mean slack_get_thread, email_get_thread?" in lines[1]
 
 
+def test_every_bad_trigger_is_reported_in_one_pass(agentenv_cli: Cli, tmp_path: Path) -> None:
+    """A `when` a step type refuses, an unknown kind, a watched tool and an action tool the world lacks: one line
+    each, whichever check finds it (the install check used to wait until the step types' checks passed)."""
+    rules = {
+        "id": "rules",
+        "type": "register_env_triggers",
+        "env": "desk",
+        "triggers": [
+            {"id": "a", "kind": "time", "when": {"att": "10:00"}, "actions": [{"call_tool": {"tool": "get_time"}}]},
+            {"id": "b", "kind": "tool_call", "when": {"tool": "post_mesage"}, "actions": []},
+            {"id": "c", "kind": "sometimes", "actions": []},
+            {"id": "d", "kind": "time", "when": {"at": "10:00"}, "actions": [{"call_tool": {"tool": "nope"}}]},
+        ],
+    }
+    result = dry_run(agentenv_cli, task_with(tmp_path, desk(), rules))
+    assert result.returncode == 2, result
+    lines = result.stderr.removeprefix("error: ").splitlines()
+    fields = [line.split(": field ")[1].split(":")[0] for line in lines]
+    assert fields == [
+        "`triggers[0].when`",
+        "`triggers[1].when.tool`",
+        "`triggers[2].kind`",
+        "`triggers[3].actions[0].call_tool.tool`",
+    ], lines
+    assert "no tool 'post_mesage'" in lines[1] and "post_message" in lines[1]
+
+
 def test_agent_kinds_and_the_tools_a_policy_calls(agentenv_cli: Cli, tmp_path: Path) -> None:
     unknown_kind = dry_run(agentenv_cli, task_with(tmp_path, desk(), agent(kind="robot"), policy=calls()))
     assert unknown_kind.returncode == 2

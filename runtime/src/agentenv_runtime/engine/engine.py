@@ -46,11 +46,19 @@ class StepRecord:
 
 def preflight(task: TaskFile, host: PluginHost, model: str | None = None) -> dict[str, Planned]:
     """Every step's type exists, its fields validate and the steps they name run before it; all problems at
-    once, each naming file, step and field.
+    once, each naming file, step and field (a TaskError).
 
     `model` names the configured model (config `[model]` or `--model`); a step that needs one says so through
     `Step.needs_model`, and without a model the task is refused here rather than passing or failing later.
     """
+    planned, problems = plan(task, host, model)
+    if problems:
+        raise TaskError("\n".join(problems))
+    return planned
+
+
+def plan(task: TaskFile, host: PluginHost, model: str | None = None) -> tuple[dict[str, Planned], list[str]]:
+    """What `preflight` checks, without raising: the steps that passed and one line per problem."""
     steps = host.registry(kinds.STEPS)
     ids = [s.id for s in task.steps]
     planned: dict[str, Planned] = {}
@@ -92,10 +100,8 @@ def preflight(task: TaskFile, host: PluginHost, model: str | None = None) -> dic
                 "configured; fix: set [model] base_url and model in .agentenv/config.toml, or pass --model"
             )
         planned[decl.id] = Planned(decl, step, settings)
-    problems += order_problems(task, {step_id: (plan.step, plan.settings) for step_id, plan in planned.items()})
-    if problems:
-        raise TaskError("\n".join(problems))
-    return planned
+    problems += order_problems(task, {step_id: (made.step, made.settings) for step_id, made in planned.items()})
+    return planned, problems
 
 
 def _step_checks(

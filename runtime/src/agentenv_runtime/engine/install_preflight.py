@@ -83,6 +83,8 @@ class InstallCheck:
     """The `--model` choice, which makes `llm` the default agent kind."""
     configured_model: str | None = None
     """Config `[model] model`, which makes `llm` the default only for steps that give no policy of their own."""
+    steps: set[str] | None = None
+    """The ids of the steps whose fields their step types accepted (None: all); the others are left out."""
     problems: list[str] = field(default_factory=list)
     worlds: dict[str, World] = field(default_factory=dict)
     """deploy_env step id → a world of the same envs and roles (empty, for tool and role names)."""
@@ -107,7 +109,7 @@ class InstallCheck:
         }
         for step in self.task.steps:
             check = checks.get(step.type)
-            if check is not None:
+            if check is not None and (self.steps is None or step.id in self.steps):
                 check(step, step.fields)
         return self.problems
 
@@ -208,6 +210,10 @@ class InstallCheck:
             why = missing(self.host, kinds.TRIGGER_KINDS, kind)
             if why:
                 self.problem(step, f"field `triggers[{index}].kind`", why)
+            when = trigger.get("when")
+            if kind == "tool_call" and isinstance(when, dict):  # a watched tool the world lacks never fires
+                for tool in as_list(when.get("tool")):
+                    self.tool_missing(step, f"field `triggers[{index}].when.tool`", tool, world)
             for position, action in enumerate(trigger.get("actions") or []):
                 if isinstance(action, dict):
                     self.action_tools(step, f"field `triggers[{index}].actions[{position}]", action, world)
@@ -326,6 +332,7 @@ def install_problems(
     agent: str | None = None,
     model: str | None = None,
     configured_model: str | None = None,
+    steps: set[str] | None = None,
 ) -> list[str]:
     """One line per problem a run of `task` would meet with what is installed (empty: it can start)."""
-    return InstallCheck(task, host, bundle_dir, agent, model, configured_model).check()
+    return InstallCheck(task, host, bundle_dir, agent, model, configured_model, steps).check()

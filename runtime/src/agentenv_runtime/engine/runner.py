@@ -20,7 +20,7 @@ from agentenv import __version__ as KERNEL_VERSION
 from agentenv.config import Config
 
 from agentenv_runtime.engine.context import CURRENT_STEP, RunContext
-from agentenv_runtime.engine.engine import Engine, Planned, StepRecord, preflight, score_of
+from agentenv_runtime.engine.engine import Engine, Planned, StepRecord, plan, score_of
 from agentenv_runtime.engine.install_preflight import install_problems
 from agentenv_runtime.engine.ranges import unmet_ranges
 from agentenv_runtime.engine.records import Records, owner
@@ -88,11 +88,17 @@ class TaskRunner:
             check_pins(task, self.host)
             filled = with_defaults(task)  # a seeded batch's rows are filled already; what is left takes defaults
             configured = model or (self.config.raw("model.base_url") and self.config.raw("model.model"))
-            planned = preflight(filled, self.host, configured or None)
-            problems = install_problems(  # the models that make deploy_agent pick `llm`
-                filled, self.host, bundle_dir, agent=agent, model=model, configured_model=self.config.raw("model.model")
+            planned, problems = plan(filled, self.host, configured or None)
+            problems += install_problems(  # the models that make deploy_agent pick `llm`
+                filled,
+                self.host,
+                bundle_dir,
+                agent=agent,
+                model=model,
+                configured_model=self.config.raw("model.model"),
+                steps=set(planned),  # a step its type refused is not checked twice
             )
-            if problems:
+            if problems:  # every problem in one pass, the step types' own first
                 raise TaskError("\n".join(problems))
             cached = (task, planned)
             self._planned[key] = cached
