@@ -136,6 +136,17 @@ def test_an_inline_policy_is_checked_as_a_policy_file_is(agentenv_cli: Cli, tmp_
     assert f"{where}: no tool 'post_mesage'" in lines[0] and "post_message" in lines[0]
 
 
+def test_a_policy_of_an_agent_other_steps_give_tools_is_left_to_the_run(agentenv_cli: Cli, tmp_path: Path) -> None:
+    """`peer_agents` gives an agent `message_peer` (validators and skills give tools too): not a world tool."""
+    helper = agent(id="helper", settings={"policy_data": calls("list_channels")})
+    asker = agent(id="asker", settings={"policy_data": calls("message_peer")})
+    peers = {"id": "peers", "type": "peer_agents", "peers": {"asker": ["helper"]}}
+    result = dry_run(agentenv_cli, task_with(tmp_path, desk(), helper, asker, peers))
+    assert result.returncode == 0, result
+    alone = dry_run(agentenv_cli, task_with(tmp_path, desk(), helper, asker))
+    assert alone.returncode == 2 and "no tool 'message_peer'" in alone.stderr
+
+
 def test_the_agent_override_is_checked_too(agentenv_cli: Cli, tmp_path: Path) -> None:
     path = task_with(tmp_path, desk(), agent(), policy=calls("list_channels"))
     (path.parent / "agents" / "typo.toml").write_text('[[turn]]\nactions = [{ call = "list_chanels" }]\n')
@@ -143,6 +154,26 @@ def test_the_agent_override_is_checked_too(agentenv_cli: Cli, tmp_path: Path) ->
     assert wrong.returncode == 2 and "typo.toml turn[0].actions[0].call: no tool 'list_chanels'" in wrong.stderr
     missing = dry_run(agentenv_cli, path, "--agent", "nobody")
     assert missing.returncode == 2 and "--agent nobody: neither an installed agent kind" in missing.stderr
+
+
+def test_the_agent_override_per_role(agentenv_cli: Cli, tmp_path: Path) -> None:
+    roles = {"red": {"tools": ["*"]}, "yellow": {"tools": ["*"]}}
+    red, yellow = agent(id="red", role="red"), agent(id="yellow", role="yellow")
+    path = task_with(tmp_path, desk(roles=roles), red, yellow, policy=calls("list_channels"))
+    (path.parent / "agents" / "typo.toml").write_text('[[turn]]\nactions = [{ call = "list_chanels" }]\n')
+    one = dry_run(agentenv_cli, path, "--agent", "yellow=typo")
+    lines = one.stderr.removeprefix("error: ").splitlines()
+    assert one.returncode == 2 and len(lines) == 1, one  # red keeps its own policy
+    assert "step 'yellow' (deploy_agent): typo.toml turn[0].actions[0].call: no tool 'list_chanels'" in lines[0]
+    assert dry_run(agentenv_cli, path, "--agent", "typo", "--agent", "yellow=policy").returncode == 2  # red: typo
+    assert dry_run(agentenv_cli, path, "--agent", "red=policy", "--agent", "yellow=scripted").returncode == 0
+    blue = dry_run(agentenv_cli, path, "--agent", "blue=policy")
+    assert blue.returncode == 2 and "--agent blue=policy: no deploy_agent step acts as role 'blue'" in blue.stderr
+    assert "(the task's agents act as: red, yellow)" in blue.stderr
+    twice = dry_run(agentenv_cli, path, "--agent", "red=policy", "--agent", "red=typo")
+    assert twice.returncode == 2 and "two choices for role 'red'" in twice.stderr
+    nobody = dry_run(agentenv_cli, path, "--agent", "red=nobody")
+    assert nobody.returncode == 2 and "--agent red=nobody: neither an installed agent kind" in nobody.stderr
 
 
 BROKEN_ENV = "import nonexistent_sdk_for_the_test\n"

@@ -31,6 +31,8 @@ from agentenv import PluginHost
 from agentenv.contracts import kinds
 from pydantic import ValidationError
 
+from agentenv_runtime.engine.agent_choice import EVERY_ROLE, agent_choices, agent_for_role
+from agentenv_runtime.engine.order import mentioned
 from agentenv_runtime.engine.task import StepDecl, TaskFile
 from agentenv_runtime.world.build import broken_reason, env_class, split_names
 from agentenv_runtime.world.rbac import DEFAULT_ROLE
@@ -78,7 +80,8 @@ class InstallCheck:
     host: PluginHost
     bundle_dir: Path | None
     agent: str | None = None
-    """The `--agent` override: an agent kind, or a policy file of the bundle."""
+    """The `--agent` override: an agent kind or a policy file of the bundle, for every role or per role
+    (`red=solver,yellow=bot`, see `agent_choice`)."""
     model: str | None = None
     """The `--model` choice, which makes `llm` the default agent kind."""
     configured_model: str | None = None
@@ -111,7 +114,19 @@ class InstallCheck:
             check = checks.get(step.type)
             if check is not None and (self.steps is None or step.id in self.steps):
                 check(step, step.fields)
+        self.agent_roles()
         return self.problems
+
+    def agent_roles(self) -> None:
+        """Each `--agent ROLE=NAME` names a role some deploy_agent step of the task acts as."""
+        roles = {str(s.fields.get("role", DEFAULT_ROLE)) for s in self.task.steps if s.type == "deploy_agent"}
+        for role, name in agent_choices(self.agent).items():
+            if role != EVERY_ROLE and role not in roles:
+                acting = ", ".join(sorted(roles)) or "none: it deploys no agent"
+                self.problems.append(
+                    f"{self.task.path}: --agent {role}={name}: no deploy_agent step acts as role {role!r} (the task's "
+                    f"agents act as: {acting}); fix: name one of those roles"
+                )
 
     def world_of(self, fields: dict[str, Any]) -> World | None:
         return self.worlds.get(str(fields.get("env", "")))
@@ -260,17 +275,18 @@ class InstallCheck:
             self.problem(step, "field `role`", f"world {world.name!r} has no role {role!r} ({roles}); fix: {fix}")
         registered = self.host.registry(kinds.AGENT_KINDS)
         policy: Path | None = None
-        if self.agent and self.agent not in registered:
-            policy = self.bundle_agent(self.agent)
+        agent = agent_for_role(self.agent, role)
+        if agent and agent not in registered:
+            policy = self.bundle_agent(agent)
             if policy is None:
                 self.problem(
                     step,
                     "--agent",
-                    f"{self.agent!r} is neither an agent kind ({', '.join(sorted(registered)) or 'none installed'}) "
-                    f"nor a policy file agents/{self.agent}.toml or .json in {self.base}",
+                    f"{agent!r} is neither an agent kind ({', '.join(sorted(registered)) or 'none installed'}) "
+                    f"nor a policy file agents/{agent}.toml or .json in {self.base}",
                 )
                 return
-        kind = str(fields.get("kind") or self.default_kind(policy, fields.get("settings") or {}))
+        kind = str(fields.get("kind") or self.default_kind(agent, policy, fields.get("settings") or {}))
         why = missing(self.host, kinds.AGENT_KINDS, kind)
         if why:
             self.problem(step, "field `kind`" if fields.get("kind") else "agent kind", why)
@@ -282,18 +298,26 @@ class InstallCheck:
                 fix = "write it, or name an existing file (relative to the bundle)"
                 self.problem(step, "field `settings.policy`", f"no policy file {policy}; fix: {fix}")
                 return
-        if kind == "scripted" and world is not None:
+        if kind == "scripted" and world is not None and not self.gains_tools(step):
             if policy is not None:
                 self.policy_file(step, policy, world)
             elif isinstance(settings.get("policy_data"), dict):  # the same policy written in the task
                 self.policy_tools(step, "settings.policy_data", settings["policy_data"], world)
 
-    def default_kind(self, policy: Path | None, settings: dict[str, Any]) -> str:
+    def gains_tools(self, agent_step: StepDecl) -> bool:
+        """Whether a step that may give this agent tools names it: peers (`message_peer`), validators (a probe
+        world of their own), skills and MCP servers give an agent tools the world lacks, so its policy's calls are
+        left to the run. Worlds, agents and prompts give none."""
+        plain = ("prompt_agent", "deploy_agent", "deploy_env")
+        others = (s for s in self.task.steps if s is not agent_step and s.type not in plain)
+        return any(agent_step.id in mentioned(s.fields) for s in others)
+
+    def default_kind(self, agent: str | None, policy: Path | None, settings: dict[str, Any]) -> str:
         """The kind deploy_agent takes without `kind` (agentenv-steps' `choose_kind`, mirrored): the `--agent`
         kind, else scripted for an `--agent` policy file, else `llm` with `--model`, or with a configured model
         when the step gives no policy of its own, else scripted."""
-        if self.agent and self.agent in self.host.registry(kinds.AGENT_KINDS):
-            return self.agent
+        if agent and agent in self.host.registry(kinds.AGENT_KINDS):
+            return agent
         own = isinstance(settings, dict) and bool(settings.get("policy") or settings.get("policy_data"))
         wants_llm = self.model or (self.configured_model and not own)
         return "llm" if policy is None and wants_llm else "scripted"
