@@ -147,6 +147,25 @@ def test_a_policy_of_an_agent_other_steps_give_tools_is_left_to_the_run(agentenv
     assert alone.returncode == 2 and "no tool 'message_peer'" in alone.stderr
 
 
+def test_a_model_agent_without_an_endpoint_is_refused_before_the_run(
+    agentenv_cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--agent llm --model M` with no `base_url` anywhere (step settings, --model-url, [agents.llm], [model]):
+    the dry run said "ok" and the run failed at deploy_agent."""
+    monkeypatch.chdir(tmp_path)
+    path = task_with(tmp_path, desk(), agent(), policy=calls("list_channels"))
+    result = dry_run(agentenv_cli, path, "--agent", "llm", "--model", "gpt-test")
+    assert result.returncode == 2, result
+    assert "step 'agent' (deploy_agent): field `settings.base_url`: the llm agent needs `base_url`" in result.stderr
+    assert "--model-url" in result.stderr and "[model] base_url" in result.stderr
+    given = dry_run(agentenv_cli, path, "--agent", "llm", "--model", "gpt-test", "--model-url", "http://127.0.0.1:9/v1")
+    assert given.returncode == 0, given
+    config = tmp_path / ".agentenv" / "config.toml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text('[model]\nbase_url = "http://127.0.0.1:9/v1"\n')
+    assert dry_run(agentenv_cli, path, "--agent", "llm", "--model", "gpt-test").returncode == 0
+
+
 def test_the_agent_override_is_checked_too(agentenv_cli: Cli, tmp_path: Path) -> None:
     path = task_with(tmp_path, desk(), agent(), policy=calls("list_channels"))
     (path.parent / "agents" / "typo.toml").write_text('[[turn]]\nactions = [{ call = "list_chanels" }]\n')

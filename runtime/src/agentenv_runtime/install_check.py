@@ -16,7 +16,6 @@ from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 
 from agentenv_runtime.engine.bundle import Bundle, read_bundle
-from agentenv_runtime.engine.ranges import unmet_ranges
 from agentenv_runtime.engine.task import TaskError
 
 BUNDLE_REQUIREMENT = "bundle-requirement"
@@ -96,18 +95,7 @@ def unmet_needs(bundle: Bundle, host: PluginHost, gone: str | None = None) -> li
             for dist, spec in bundle.requires.items()
             if canonical(dist) == gone
         ]
-    try:
-        unmet = unmet_ranges(bundle.requires, host, f"{bundle.path / 'bundle.toml'}: field `requires")
-    except TaskError as exc:
-        return [(str(exc), "fix the range in the bundle's bundle.toml")]
-    return [
-        (
-            f"bundle {bundle.name!r} needs {dist}{spec}, "
-            + (f"but {dist} {have} is installed" if have else "which is not installed"),
-            f"agentenv plugin add '{dist}{spec}'",
-        )
-        for dist, spec, have in unmet
-    ]
+    return bundle.unmet(host)
 
 
 def _store_missing(host: PluginHost, kind: str, name: object, source: str) -> Problem:

@@ -143,10 +143,11 @@ def test_what_the_install_lacks_is_refused_before_the_run(runs, fields, message)
 
 
 def test_model_override_chooses_llm_and_names_the_missing_endpoint(runs, step):
+    """Refused before the run (it used to fail at deploy_agent, after the world was up)."""
     steps = (deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "settings": {"policy": "agents/x.toml"}})
-    record = runs(task(*steps), overrides={"model": "gpt-test"})
-    assert record["status"] == "failed"
-    error = step(record, "agent")["error"]
+    with pytest.raises(TaskError) as caught:
+        runs(task(*steps), overrides={"model": "gpt-test"})
+    error = str(caught.value)
     assert "llm agent" in error and "settings.base_url" in error and "[model] base_url" in error
 
 

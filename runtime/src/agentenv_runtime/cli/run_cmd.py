@@ -415,7 +415,8 @@ def run(
                 check_overrides=check_overrides,
             )
         for selected in [] if batch else tasks:  # the same checks a run makes: --dry-run and a run refuse the same
-            task_runner.prepare(selected, model, bundle_dir=bundle.path if bundle else None, agent=agent)
+            folder = bundle.path if bundle else None
+            task_runner.prepare(selected, model, bundle_dir=folder, agent=agent, model_url=model_url)
     except (TaskError, ConfigError, LookupError) as exc:
         fail(str(exc), 2)
     except StoreError as exc:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv import PluginHost
+from agentenv.config import Config
 from agentenv.contracts import kinds
 from pydantic import ValidationError
 
@@ -86,6 +87,10 @@ class InstallCheck:
     """The `--model` choice, which makes `llm` the default agent kind."""
     configured_model: str | None = None
     """Config `[model] model`, which makes `llm` the default only for steps that give no policy of their own."""
+    config: Config | None = None
+    """Where a model agent's endpoint may come from (`[agents.<kind>]`, `[model]`); None: not checked."""
+    model_url: str | None = None
+    """The `--model-url` choice."""
     steps: set[str] | None = None
     """The ids of the steps whose fields their step types accepted (None: all); the others are left out."""
     problems: list[str] = field(default_factory=list)
@@ -292,6 +297,7 @@ class InstallCheck:
             self.problem(step, "field `kind`" if fields.get("kind") else "agent kind", why)
             return
         settings = fields.get("settings") or {}
+        self.model_endpoint(step, kind, fields, settings)
         if policy is None and kind == "scripted" and isinstance(settings.get("policy"), str):
             policy = self.base / settings["policy"]
             if not policy.is_file():
@@ -303,6 +309,24 @@ class InstallCheck:
                 self.policy_file(step, policy, world)
             elif isinstance(settings.get("policy_data"), dict):  # the same policy written in the task
                 self.policy_tools(step, "settings.policy_data", settings["policy_data"], world)
+
+    def model_endpoint(self, step: StepDecl, kind: str, fields: dict[str, Any], settings: dict[str, Any]) -> None:
+        """A kind that requires an endpoint or a model (`llm`: `base_url`, `model`) gets it from somewhere, where
+        deploy_agent looks (agentenv-steps' `agent_options`, mirrored): the step's settings, `--model` and
+        `--model-url`, the config's `[agents.<kind>]`, then `[model]`."""
+        if self.config is None or not isinstance(settings, dict):
+            return
+        model_fields = self.host.get(kinds.AGENT_KINDS, kind).Settings.model_fields
+        given = {"model": self.model or fields.get("model"), "base_url": self.model_url}
+        for name in ("base_url", "model"):
+            if name not in model_fields or not model_fields[name].is_required() or settings.get(name) is not None:
+                continue
+            if given[name] or any(self.config.raw(f"{table}.{name}") for table in (f"agents.{kind}", "model")):
+                continue
+            flag = "--model-url URL" if name == "base_url" else "--model NAME"
+            fix = f"set [model] {name} in .agentenv/config.toml, pass {flag}, or give settings.{name}"
+            needs = f"the {kind} agent needs `{name}`, and none is given; fix: {fix}"
+            self.problem(step, f"field `settings.{name}`", needs)
 
     def gains_tools(self, agent_step: StepDecl) -> bool:
         """Whether a step that may give this agent tools names it: peers (`message_peer`), validators (a probe
@@ -357,6 +381,10 @@ def install_problems(
     model: str | None = None,
     configured_model: str | None = None,
     steps: set[str] | None = None,
+    config: Config | None = None,
+    model_url: str | None = None,
 ) -> list[str]:
     """One line per problem a run of `task` would meet with what is installed (empty: it can start)."""
-    return InstallCheck(task, host, bundle_dir, agent, model, configured_model, steps).check()
+    check = InstallCheck(task, host, bundle_dir, agent, model, configured_model, config=config, model_url=model_url)
+    check.steps = steps
+    return check.check()

@@ -75,14 +75,20 @@ class TaskRunner:
         join_live_log(host)  # while `agentenv up` serves the project, its runs' events reach it live
         installed = {i.dist: i.version for i in host.infos if i.status == "ok"}
         self.plugin_versions = {"agentenv-kernel": KERNEL_VERSION, **installed}
-        self._planned: dict[tuple[Path, Path | None, str | None], tuple[TaskFile, dict[str, Planned]]] = {}
+        self._planned: dict[tuple[Any, ...], tuple[TaskFile, dict[str, Planned]]] = {}
 
     def prepare(
-        self, task: TaskFile, model: str | None = None, *, bundle_dir: Path | None = None, agent: str | None = None
+        self,
+        task: TaskFile,
+        model: str | None = None,
+        *,
+        bundle_dir: Path | None = None,
+        agent: str | None = None,
+        model_url: str | None = None,
     ) -> dict[str, Planned]:
-        """Pins, preflight and the install checks, once per task file, bundle folder and `--agent` (rollouts of
-        one task share the plan). A TaskError names every problem; nothing has started."""
-        key = (task.path, bundle_dir, agent)
+        """Pins, preflight and the install checks, once per task file, bundle folder and `--agent`/`--model`
+        choice (rollouts of one task share the plan). A TaskError names every problem; nothing has started."""
+        key = (task.path, bundle_dir, agent, model, model_url)
         cached = self._planned.get(key)
         if cached is None or cached[0] is not task:
             check_pins(task, self.host)
@@ -97,6 +103,8 @@ class TaskRunner:
                 model=model,
                 configured_model=self.config.raw("model.model"),
                 steps=set(planned),  # a step its type refused is not checked twice
+                config=self.config,
+                model_url=model_url,
             )
             if problems:  # every problem in one pass, the step types' own first
                 raise TaskError("\n".join(problems))
@@ -117,7 +125,8 @@ class TaskRunner:
         keep: bool = False,
     ) -> dict[str, Any]:
         wanted = overrides or {}
-        planned = self.prepare(task, wanted.get("model"), bundle_dir=bundle_dir, agent=wanted.get("agent"))
+        agent, model_url = wanted.get("agent"), wanted.get("model_url")
+        planned = self.prepare(task, wanted.get("model"), bundle_dir=bundle_dir, agent=agent, model_url=model_url)
         ctx = RunContext(
             new_run_id(),
             seed,
