@@ -77,7 +77,11 @@ def test_generated_cli_against_a_served_world(served, tokens):
     unknown = agentenv("tools", "--url", served.url, "--token", tokens["support"], "get_ticket", "--nope", "1")
     assert unknown.returncode == 2 and "unknown option --nope" in unknown.stderr
     no_token = agentenv("tools", "--url", served.url)
-    assert no_token.returncode == 2 and "--token" in no_token.stderr
+    assert no_token.returncode == 2 and "needs a bearer token: pass --token" in no_token.stderr
+    wrong = agentenv("tools", "--url", served.url, "--token", "tok-guessed")
+    assert wrong.returncode == 2, wrong
+    assert "rejected the bearer token given (--token or AGENTENV_TOKEN)" in wrong.stderr, wrong.stderr
+    assert "needs a bearer token" not in wrong.stderr  # it was reported as missing
 
 
 def test_serve_command_end_to_end(tmp_path):
@@ -199,3 +203,13 @@ def test_options_are_typed_from_the_schema():
             parse_tool_args(SCHEMA, argv)
     text = tool_help({"name": "t", "description": "Does things.", "inputSchema": SCHEMA}, "http://h")
     assert "--name STRING" in text and "Who. [required]" in text and "--flag / --no-flag" in text
+
+
+def test_the_server_tells_a_missing_token_from_a_rejected_one(served, tokens):
+    import httpx
+
+    missing = httpx.get(f"{served.url}/rest/tools", timeout=10)
+    rejected = httpx.get(f"{served.url}/rest/tools", headers={"authorization": "Bearer tok-guessed"}, timeout=10)
+    assert missing.status_code == rejected.status_code == 401
+    assert missing.json()["error"]["message"].startswith("missing bearer token: send Authorization: Bearer TOKEN")
+    assert rejected.json()["error"]["message"].startswith("the bearer token was rejected: it opens no role here")
