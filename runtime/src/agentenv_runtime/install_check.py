@@ -95,7 +95,10 @@ def unmet_needs(bundle: Bundle, host: PluginHost, gone: str | None = None) -> li
             for dist, spec in bundle.requires.items()
             if canonical(dist) == gone
         ]
-    return bundle.unmet(host)
+    try:
+        return bundle.unmet(host)
+    except TaskError as exc:
+        return [(str(exc), "fix the range in the bundle's bundle.toml")]
 
 
 def _store_missing(host: PluginHost, kind: str, name: object, source: str) -> Problem:

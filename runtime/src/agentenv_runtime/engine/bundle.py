@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentenv import PluginHost, canonical
+from agentenv import PluginHost
 from agentenv.contracts import kinds
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -60,10 +60,8 @@ class Bundle:
     def unmet(self, host: PluginHost | None = None) -> list[tuple[str, str]]:
         """(message, fix) per plugin of `requires` that is missing, out of range, or installed but not in use
         (disabled, or skipped as broken: it contributes nothing, whatever its version)."""
-        try:
-            unmet = unmet_ranges(self.requires, host, f"{self.path / 'bundle.toml'}: field `requires")
-        except TaskError as exc:
-            return [(str(exc), "fix the range in the bundle's bundle.toml")]
+        where = f"{self.path / 'bundle.toml'}: field `requires"
+        unmet = unmet_ranges(self.requires, host, where)  # a range that does not parse: TaskError
         needs = [
             (
                 f"bundle {self.name!r} needs {dist}{spec}, "
@@ -72,10 +70,8 @@ class Bundle:
             )
             for dist, spec, have in unmet
         ]
-        out_of_range = {canonical(dist) for dist, _, _ in unmet}
-        specs = {canonical(dist): f"{dist}{spec}" for dist, spec in self.requires.items()}
-        off = [(d, why, fix) for d, why, fix in turned_off(self.requires, host) if d not in out_of_range]
-        return needs + [(f"bundle {self.name!r} needs {specs[d]}; {why}", fix) for d, why, fix in off]
+        off = turned_off(self.requires, host, but={dist for dist, _, _ in unmet})
+        return needs + [(f"bundle {self.name!r} needs {d}{self.requires[d]}; {why}", fix) for d, why, fix in off]
 
 
 def read_bundle(path: Path) -> Bundle:
