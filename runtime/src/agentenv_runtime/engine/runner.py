@@ -298,7 +298,22 @@ def summary_of(record: dict[str, Any]) -> dict[str, Any]:
         "trajectory_digest": record["trajectory_digest"],
         "run_id": record["id"],
         "seed": record["seed"],
+        "reason": failure_reason(record),
+        "stored": not record.get("store_errors"),
     }
+
+
+def failure_reason(record: dict[str, Any]) -> str | None:
+    """Why a failed run failed, in one line: what could not be stored (every step may have succeeded, the score
+    standing), else the first failed step's error; None for a run that did not fail."""
+    if record.get("status") != "failed":
+        return None
+    if record.get("store_errors"):
+        return "; ".join(str(error) for error in record["store_errors"])
+    for step in record.get("steps") or []:
+        if step.get("status") == "failed":
+            return f"step {step.get('id')!r} ({step.get('type')}): {step.get('error') or 'failed'}"
+    return None
 
 
 RolloutJob = tuple[str, str | None, str | None, list[int], dict[str, Any]]
