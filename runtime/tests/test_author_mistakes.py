@@ -192,3 +192,73 @@ def test_steps_show_register_env_triggers_lists_each_kinds_when_fields(
     assert "Trigger kind `time` (agentenv-runtime)" in text.stdout and "every" in text.stdout
     plain = agentenv_cli("steps", "show", "sync_env_clock", "--json")
     assert plain.json()["trigger_kinds"] == {}
+
+
+class Notes(Env):
+    name = "notes"
+
+    @tool
+    def search_messages(self, query: str) -> list[str]:
+        """Search the notes; read one with get_item (search_messages_v2 is another tool).
+
+        Args:
+            query: Words, as for search_messages elsewhere.
+        """
+        return []
+
+    @tool
+    def get_item(self, item_id: str) -> dict[str, str]:
+        """Read one note; find its id with search_messages first, or list them with list_notes.
+
+        Args:
+            item_id: An id that search_messages returned.
+        """
+        return {}
+
+    @tool
+    def list_notes(self) -> list[str]:
+        """Every note's id (then get_item)."""
+        return []
+
+
+class Mail(Env):
+    name = "mail"
+
+    @tool
+    def search_messages(self, query: str) -> list[str]:
+        """Search the mailbox.
+
+        Args:
+            query: Words.
+        """
+        return []
+
+    @tool
+    def get_item(self, item_id: str) -> dict[str, str]:
+        """Read one email.
+
+        Args:
+            item_id: An email id.
+        """
+        return {}
+
+
+def test_composed_tool_descriptions_name_tools_as_the_world_does() -> None:
+    """A description that tells the agent to call `get_item` must say `notes_get_item` once composition renamed
+    it (the card, MCP `tools/list` and every agent read these); names composition left alone stay."""
+    tools = {t["name"]: t for t in World([Notes(), Mail()]).list_tools()}
+    search = tools["notes_search_messages"]
+    assert search["description"] == (
+        "Search the notes; read one with notes_get_item (search_messages_v2 is another tool)."
+    )
+    query = search["inputSchema"]["properties"]["query"]["description"]
+    assert query == "Words, as for notes_search_messages elsewhere."
+    item = tools["notes_get_item"]
+    assert item["description"] == (
+        "Read one note; find its id with notes_search_messages first, or list them with list_notes."
+    )
+    assert item["inputSchema"]["properties"]["item_id"]["description"] == "An id that notes_search_messages returned."
+    assert tools["list_notes"]["description"] == "Every note's id (then notes_get_item)."
+    assert {t["name"]: t["description"] for t in World([Notes()]).list_tools()}["get_item"].startswith(
+        "Read one note; find its id with search_messages first"
+    ), "an env alone keeps its names"
