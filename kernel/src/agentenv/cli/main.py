@@ -57,7 +57,10 @@ def _as_click(obj: Any, name: str) -> Callable[..., Any]:
         app = typer.Typer(add_completion=False)
         app.command(name=name)(obj)
         obj = app
-    command: Callable[..., Any] = typer.main.get_command(obj)
+    made: Any = typer.main.get_command(obj)
+    for each in [made, *getattr(made, "commands", {}).values()]:  # one help style, plain, as `--help` and `run`'s
+        each.rich_markup_mode = None
+    command: Callable[..., Any] = made
     return command
 
 
