@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from agentenv_runtime import Artifact, ArtifactError, Env, World, tool
@@ -71,17 +73,29 @@ class Carrier(Env):
 
 
 class Broken(Env):
-    """An env with a tool whose parameter has no schema."""
+    """An env with tools whose parameters have no schema."""
 
     name = "broken"
 
     @tool
-    def use(self, thing: Gadget) -> dict[str, str]:
+    def use(self, thing: Gadget, count: int, spare: list[Gadget] | None = None) -> dict[str, str]:
         """Use a gadget.
 
         Args:
             thing: The gadget.
+            count: How many times.
+            spare: Spare gadgets.
         """
+        return {}
+
+    @tool
+    def fine(self, when: datetime, tags: dict[str, list[int]], mode: Literal["a", "b"] = "a") -> dict[str, str]:
+        """Every parameter has a schema."""
+        return {}
+
+    @tool
+    def keep(self, thing: Gadget) -> dict[str, str]:
+        """Keep a gadget."""
         return {}
 
 
@@ -95,9 +109,16 @@ def test_a_tool_type_without_json_schema_names_env_tool_parameter_and_type() -> 
     spec = Broken.tool_specs()["use"]
     expected = "env 'broken', tool 'use': parameter 'thing' has type Gadget, which has no JSON Schema"
     assert (spec.schema_problem() or "").startswith(expected)
+    assert "parameter 'spare' has type list[Gadget] | None" in (spec.schema_problem() or ""), "every parameter"
+    assert "'count'" not in (spec.schema_problem() or "")
     with pytest.raises(ToolSchemaError, match=expected):
         World([Broken()]).list_tools()
     assert Shop.tool_specs()["send_sms"].schema_problem() is None
+    assert Broken.tool_specs()["fine"].schema_problem() is None
+    assert [problem.split(":")[0] for problem in Broken.schema_problems()] == [
+        "env 'broken', tool 'use'",
+        "env 'broken', tool 'keep'",
+    ], "every tool"
 
 
 def test_plugin_check_and_env_card_report_the_tool_schema_in_one_line(
@@ -105,8 +126,10 @@ def test_plugin_check_and_env_card_report_the_tool_schema_in_one_line(
 ) -> None:
     module = (
         "from agentenv_runtime import Env, tool\n\n\nclass Gadget:\n    pass\n\n\nclass BadEnv(Env):\n"
-        '    """Bad."""\n\n    name = "fixture_bad_schema"\n\n    @tool\n    def use(self, thing: Gadget) -> dict:\n'
-        '        """Use it."""\n        return {}\n'
+        '    """Bad."""\n\n    name = "fixture_bad_schema"\n\n'
+        "    @tool\n    def use(self, thing: Gadget, other: Gadget) -> dict:\n"
+        '        """Use it."""\n        return {}\n\n    @tool\n    def keep(self, thing: Gadget) -> dict:\n'
+        '        """Keep it."""\n        return {}\n'
     )
     plugin = (
         "from agentenv.contracts import ClassRef\nfrom agentenv.hookspecs import hookimpl\n\n\n@hookimpl\n"
@@ -118,11 +141,21 @@ def test_plugin_check_and_env_card_report_the_tool_schema_in_one_line(
     )  # fmt: skip
     check = agentenv_cli("plugin", "check", "--json")
     problems = [p for p in check.json()["problems"] if p["code"] == "tool-schema"]
-    assert check.returncode == 1 and len(problems) == 1, check
+    assert check.returncode == 1 and len(problems) == 2, check  # one per tool, every parameter in it
     assert "env 'fixture_bad_schema', tool 'use': parameter 'thing' has type Gadget" in problems[0]["message"]
+    assert "parameter 'other' has type Gadget" in problems[0]["message"]
+    assert "env 'fixture_bad_schema', tool 'keep': parameter 'thing'" in problems[1]["message"]
     card = agentenv_cli("env", "card", "fixture_bad_schema")
     assert card.returncode == 1 and "Traceback" not in card.stderr
-    assert card.stderr.startswith("error: env 'fixture_bad_schema', tool 'use': parameter 'thing'")
+    assert card.stderr.startswith("error: env 'fixture_bad_schema' of agentenv-fixture-bad-schema has tools ")
+    assert "tool 'use': parameter 'thing'" in card.stderr and "tool 'keep': parameter 'thing'" in card.stderr
+    listed = agentenv_cli("env", "list", "--json")
+    (row,) = [r for r in listed.json() if r["name"] == "fixture_bad_schema"]
+    assert row["status"] == "broken" and "tool 'keep'" in row["problem"], row  # it said "ok"
+    task = plugin_site.parent / "t.json"
+    task.write_text('{"name": "t", "steps": [{"id": "w", "type": "deploy_env", "envs": ["fixture_bad_schema"]}]}')
+    dry = agentenv_cli("run", str(task), "--dry-run")
+    assert dry.returncode == 2 and "field `envs`: env 'fixture_bad_schema' of agentenv-fixture-bad-schema" in dry.stderr
 
 
 def artifact(data: dict[str, object]) -> Artifact:

@@ -58,11 +58,9 @@ def tool_schema_problems(host: PluginHost) -> list[Problem]:
     for _, entry in sorted(host.usable(kinds.ENVS).items()):
         if not (isinstance(entry.obj, type) and issubclass(entry.obj, Env)):
             continue
-        for spec in entry.obj.tool_specs().values():
-            problem = spec.schema_problem()
-            if problem:
-                fix = "give the parameter a type with a JSON Schema (docs/authoring.md: the type hints tools may use)"
-                problems.append(Problem(entry.plugin, TOOL_SCHEMA, f"{entry.dist}: {problem}", fix))
+        for problem in entry.obj.schema_problems():
+            fix = "give each such parameter a type with a JSON Schema (docs/authoring.md: the type hints tools may use)"
+            problems.append(Problem(entry.plugin, TOOL_SCHEMA, f"{entry.dist}: {problem}", fix))
     return problems
 
 

@@ -65,5 +65,6 @@ def test_serve_refuses_a_tool_without_a_json_schema_in_one_line(tmp_path: Path) 
     )  # fmt: skip
     result = run_cli("serve", "fixture_gadgets", "--port", "0", paths=[tmp_path])
     assert result.returncode == 2, result
-    assert result.stderr.startswith("error: env 'fixture_gadgets', tool 'use': parameter 'thing' has type Gadget")
+    assert result.stderr.startswith("error: env 'fixture_gadgets' of agentenv-fixture-gadgets has tools without")
+    assert "tool 'use': parameter 'thing' has type Gadget" in result.stderr
     assert "Traceback" not in result.stderr
