@@ -71,10 +71,12 @@ class Entry(Generic[T]):
 
         assert self._kind is not None, "a contribution registered by name has a kind"
         label = f"{self._kind.label} {self.name!r}"
+        fix = f"fix or upgrade {self.dist}"
         try:
             obj = load_target(self.target)
         except Exception as exc:  # third-party code: report, never crash the caller
             problem: str | None = f"importing {self.target} failed: {type(exc).__name__}: {exc}"
+            fix = import_fix(exc, self.dist, self.target.partition(":")[0], "the ClassRef's target") or fix
         else:
             key, problem = validate_contribution(self._kind, obj)
             if problem is None and key != self.name:
@@ -82,10 +84,19 @@ class Entry(Generic[T]):
             if problem is None:
                 return cast(T, obj)
         message = f"{label} of {self.dist} cannot be loaded: {problem}"
-        fix = f"fix or upgrade {self.dist}, or disable it: {DENY_VAR}={self.plugin}"
+        fix = f"{fix}, or disable it: {DENY_VAR}={self.plugin}"
         if self._info is not None:
             self._info.problems.append(Problem(self.plugin, codes.INVALID_CONTRIBUTION, message, fix))
         raise ContributionError(f"{message}; fix: {fix}")
+
+
+def import_fix(exc: Exception, dist: str, module: str, what: str) -> str | None:
+    """The fix for a failed import: an old-API module, a module that is not there, or an undeclared package."""
+    name = getattr(exc, "name", None)
+    if moved_fix(name) or not isinstance(exc, ModuleNotFoundError):
+        return moved_fix(name)
+    missing = f"{name!r}, which no installed distribution provides: declare it in its dependencies"
+    return f"no module {module!r}: correct {what} in {dist}" if name == module else f"{dist} imports {missing}"
 
 
 def outranks(one: PluginInfo, other: PluginInfo) -> bool:
@@ -174,9 +185,7 @@ class PluginHost:
             module = self._given.get(info.name) or importlib.import_module(info.module)
         except Exception as exc:  # any error in third-party code must not take the CLI down
             failure = f"importing {info.module} ({info.dist} {info.version}) failed: {type(exc).__name__}: {exc}"
-            missing = isinstance(exc, ModuleNotFoundError) and f"{exc.name!r}, which no installed distribution provides"
-            fix = f"{info.dist} imports {missing}: declare it in its dependencies" if missing else f"fix {info.module}"
-            fix = moved_fix(getattr(exc, "name", None)) or fix
+            fix = import_fix(exc, info.dist, info.module, "its entry point") or f"fix {info.module}"
             return self._refuse(info, "failed", codes.IMPORT_FAILED, failure, f"{fix}, {disable}")
         hook_problem = self._hook_problem(module)
         if hook_problem:
