@@ -84,6 +84,23 @@ def install_kernel_range(root: Path) -> None:
     )
 
 
+def install_no_kernel_range(root: Path) -> None:
+    dist = "agentenv-fixture-unpinned"
+    install_fixture_plugin(root, dist, "1.0.0", "fixture-unpinned", "fixture_unpinned", RAISES_ON_IMPORT, requires=[])
+
+
+def install_old_kernel_range(root: Path) -> None:
+    install_fixture_plugin(
+        root,
+        "agentenv-fixture-past",
+        "1.4.0",
+        "fixture-past",
+        "fixture_past",
+        RAISES_ON_IMPORT,
+        requires=["agentenv-kernel<0.1"],
+    )
+
+
 def install_duplicate_contribution(root: Path) -> None:
     """Two distributions whose plugins both register a step named `fixture_same_step`; b builds on a (so a keeps it)."""
     _step_dist(root, "agentenv-fixture-same-a", "fixture-same-a", "fixture_same_a", "fixture_same_step")
@@ -264,7 +281,29 @@ CASES = [
             f"requires agentenv-kernel{Requirement(EXCLUDING_KERNEL_RANGE).specifier}",
             f"agentenv-kernel {KERNEL_VERSION} is installed",
         ],
-        ["agentenv plugin add agentenv-fixture-future"],
+        [  # never another kernel; a release of the plugin made for this one (earlier: it asks a later kernel)
+            "agentenv plugin add 'agentenv-fixture-future<3.0.0'",
+            "or remove it: agentenv plugin remove agentenv-fixture-future",
+            f"its author declares agentenv-kernel>={KERNEL_VERSION.rsplit('.', 1)[0]}",
+        ],
+    ),
+    Case(
+        "kernel-range-older",
+        install_old_kernel_range,
+        codes.KERNEL_RANGE,
+        "fixture-past",
+        "incompatible",
+        ["requires agentenv-kernel<0.1", f"agentenv-kernel {KERNEL_VERSION} is installed"],
+        ["agentenv plugin add --upgrade 'agentenv-fixture-past>1.4.0'", "agentenv plugin remove agentenv-fixture-past"],
+    ),
+    Case(
+        "no-kernel-range",
+        install_no_kernel_range,
+        codes.NO_KERNEL_RANGE,
+        "fixture-unpinned",
+        "incompatible",
+        ["agentenv-fixture-unpinned 1.0.0 declares no agentenv-kernel range"],
+        [f"declare 'agentenv-kernel>={KERNEL_VERSION.rsplit('.', 1)[0]}"],
     ),
     Case(
         "duplicate-contribution",

@@ -23,8 +23,10 @@ def installed_version(name: str) -> str | None:
 
 
 def requirement_problems(info: PluginInfo) -> list[Problem]:
-    """One problem per requirement that is missing or out of range (extras-only requirements ignored)."""
+    """One problem per requirement that is missing or out of range (extras-only requirements ignored), and one
+    when no kernel range is declared: whether the plugin fits this kernel is then unknown."""
     found: list[Problem] = []
+    kernel = False
     for raw in info.requires:
         try:
             req = parse(raw)
@@ -32,10 +34,22 @@ def requirement_problems(info: PluginInfo) -> list[Problem]:
             fix = f"reinstall {info.dist}: pip install --force-reinstall {info.dist}"
             found.append(Problem(info.name, codes.MISSING_REQUIREMENT, f"unreadable requirement {raw!r}: {exc}", fix))
             continue
+        kernel |= req.applies and req.name == "agentenv-kernel"
         problem = _check(info, req) if req.applies else None
         if problem:
             found.append(problem)
+    if not kernel:
+        message = f"{info.dist} {info.version} declares no agentenv-kernel range (whether it fits this one is unknown)"
+        found.append(Problem(info.name, codes.NO_KERNEL_RANGE, message, f"declare '{_ours()}' in {info.dist}"))
     return found
+
+
+def _ours() -> str:
+    """The range a plugin made for the installed kernel declares (lockstep: this minor release)."""
+    from agentenv import __version__
+
+    major, minor = __version__.split(".")[:2]
+    return f"agentenv-kernel>={major}.{minor},<{major}.{int(minor) + 1}"
 
 
 def _check(info: PluginInfo, req: Requirement) -> Problem | None:
@@ -51,9 +65,21 @@ def _check(info: PluginInfo, req: Requirement) -> Problem | None:
         ok = False
     if ok:
         return None
-    if req.name == "agentenv-kernel":  # never another kernel: `add` keeps this one and picks the release that fits
+    if req.name == "agentenv-kernel":  # never another kernel: a release of the plugin made for this one
+        spec_set = req.specifier
+        newer = any(s.operator in (">", ">=", "~=", "==") and _version(s.version) > Version(have) for s in spec_set)
+        made = f"(an {'earlier' if newer else 'later'} release made for agentenv-kernel {have})"
+        add = f"'{info.dist}<{info.version}'" if newer else f"--upgrade '{info.dist}>{info.version}'"
+        fix = f"agentenv plugin add {add} {made}, or remove it: agentenv plugin remove {info.dist}"
         message = f"{wants}, but agentenv-kernel {have} is installed"
-        return Problem(info.name, codes.KERNEL_RANGE, message, f"agentenv plugin add {info.dist}")
+        return Problem(info.name, codes.KERNEL_RANGE, message, f"{fix}; its author declares {_ours()}")
     fix = f"agentenv plugin add '{req.name}{spec}'"
     return Problem(info.name, codes.REQUIREMENT_RANGE, f"{wants}, but {req.name} {have} is installed", fix)
 
+
+
+def _version(text: str) -> Version:
+    try:
+        return Version(text.removesuffix(".*"))
+    except InvalidVersion:
+        return Version("0")
