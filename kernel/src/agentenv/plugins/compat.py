@@ -6,10 +6,15 @@ from functools import cache
 
 from packaging.version import InvalidVersion, Version
 
+from agentenv import __version__
 from agentenv.plugins import problems as codes
 from agentenv.plugins.info import PluginInfo
 from agentenv.plugins.problems import Problem
 from agentenv.plugins.requirements import InvalidRequirement, Requirement, parse
+
+_major, _minor = __version__.split(".")[:2]
+OURS = f"agentenv-kernel>={_major}.{_minor},<{_major}.{int(_minor) + 1}"
+"""The kernel range of a plugin made for this kernel (lockstep: this minor release)."""
 
 
 @cache
@@ -40,16 +45,8 @@ def requirement_problems(info: PluginInfo) -> list[Problem]:
             found.append(problem)
     if not kernel:
         message = f"{info.dist} {info.version} declares no agentenv-kernel range (whether it fits this one is unknown)"
-        found.append(Problem(info.name, codes.NO_KERNEL_RANGE, message, f"declare '{_ours()}' in {info.dist}"))
+        found.append(Problem(info.name, codes.NO_KERNEL_RANGE, message, f"declare '{OURS}' in {info.dist}"))
     return found
-
-
-def _ours() -> str:
-    """The range a plugin made for the installed kernel declares (lockstep: this minor release)."""
-    from agentenv import __version__
-
-    major, minor = __version__.split(".")[:2]
-    return f"agentenv-kernel>={major}.{minor},<{major}.{int(minor) + 1}"
 
 
 def _check(info: PluginInfo, req: Requirement) -> Problem | None:
@@ -66,20 +63,11 @@ def _check(info: PluginInfo, req: Requirement) -> Problem | None:
     if ok:
         return None
     if req.name == "agentenv-kernel":  # never another kernel: a release of the plugin made for this one
-        spec_set = req.specifier
-        newer = any(s.operator in (">", ">=", "~=", "==") and _version(s.version) > Version(have) for s in spec_set)
+        newer = any(s.operator in (">", ">=", "~=") and not s.contains(have, True) for s in req.specifier)
         made = f"(an {'earlier' if newer else 'later'} release made for agentenv-kernel {have})"
         add = f"'{info.dist}<{info.version}'" if newer else f"--upgrade '{info.dist}>{info.version}'"
         fix = f"agentenv plugin add {add} {made}, or remove it: agentenv plugin remove {info.dist}"
         message = f"{wants}, but agentenv-kernel {have} is installed"
-        return Problem(info.name, codes.KERNEL_RANGE, message, f"{fix}; its author declares {_ours()}")
+        return Problem(info.name, codes.KERNEL_RANGE, message, f"{fix}; its author declares {OURS}")
     fix = f"agentenv plugin add '{req.name}{spec}'"
     return Problem(info.name, codes.REQUIREMENT_RANGE, f"{wants}, but {req.name} {have} is installed", fix)
-
-
-
-def _version(text: str) -> Version:
-    try:
-        return Version(text.removesuffix(".*"))
-    except InvalidVersion:
-        return Version("0")
