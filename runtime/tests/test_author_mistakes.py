@@ -295,3 +295,37 @@ def test_composed_tool_descriptions_name_tools_as_the_world_does() -> None:
     assert {t["name"]: t["description"] for t in World([Notes()]).list_tools()}["get_item"].startswith(
         "Read one note; find its id with search_messages first"
     ), "an env alone keeps its names"
+
+
+def test_plugin_check_loads_every_packaged_artifact(
+    plugin_site: Path, agentenv_cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A packaged artifact with a column its env lacks was found only by the first run that loaded it."""
+    monkeypatch.setenv("AGENTENV_CACHE_DIR", str(tmp_path / "cache"))  # the verdict is cached until the file changes
+    env = (
+        "from agentenv_runtime import Env\n\n\nclass Shelf(Env):\n"
+        '    name = "fixture_shelf"\n    schema = "CREATE TABLE books (id INTEGER PRIMARY KEY, title TEXT NOT NULL);"\n'
+    )
+    plugin = (
+        "from agentenv.contracts import ClassRef\nfrom agentenv.hookspecs import hookimpl\n\n\n@hookimpl\n"
+        'def agentenv_register_envs():\n    return [ClassRef("fixture_shelf", "fixture_shelf_env:Shelf")]\n'
+    )
+    install_fixture_plugin(
+        plugin_site, "agentenv-fixture-shelf", "1.0.0", "fixture-shelf", "fixture_shelf_plugin", plugin,
+        [KERNEL_RANGE, RUNTIME_RANGE], extra_modules={"fixture_shelf_env": env},
+    )  # fmt: skip
+    folder = plugin_site / "artifacts"
+    folder.mkdir()
+    good = {"name": "good", "env": "fixture_shelf", "version": "1", "data": {"books": [{"id": 1, "title": "A"}]}}
+    bad = {**good, "name": "bad", "data": {"books": [{"id": 1, "title": "A", "author": "B"}]}}
+    (folder / "good.json").write_text(json.dumps(good))
+    (folder / "bad.json").write_text(json.dumps(bad))
+    for _ in range(2):  # the second check reads the verdict from the cache
+        check = agentenv_cli("plugin", "check", "--json")
+        problems = [p for p in check.json()["problems"] if p["code"] == "artifact-invalid"]
+        assert check.returncode == 1 and len(problems) == 1, check
+        assert "env 'fixture_shelf', artifact 'bad'" in problems[0]["message"]
+        assert "data.books[0].author: fixture_shelf table 'books' has no column 'author'" in problems[0]["message"]
+    (folder / "bad.json").write_text(json.dumps({**bad, "data": good["data"]}))
+    fixed = agentenv_cli("plugin", "check", "--json")
+    assert [p for p in fixed.json()["problems"] if p["code"] == "artifact-invalid"] == [], fixed
