@@ -8,7 +8,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from agentenv_gateway.toolcli import ArgError, parse_tool_args, tool_help
@@ -125,11 +124,9 @@ def test_serve_command_end_to_end(tmp_path):
     ],
 )
 def test_serve_refuses_bad_setups(args, message):
-    started = time.monotonic()
-    result = agentenv(*args)
+    result = agentenv(*args)  # refused at once: it never serves (the subprocess limit would end a server)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr
-    assert time.monotonic() - started < 60
 
 
 def test_cli_commands_stay_off_the_help_path():
