@@ -13,6 +13,8 @@ from agentenv_testing.envs import EnvConformance
 from agentenv_testing.steps import StepConformance
 from pydantic import BaseModel, ConfigDict
 
+pytest_plugins = ["pytester"]
+
 
 class Counter(Env):
     """A counter that only goes up."""
@@ -255,3 +257,17 @@ def test_the_sandbox_kit_says_when_the_server_does_not_outlive_its_command(tmp_p
     message = str(caught.value)
     assert "did not answer inside the sandbox" in message
     assert "must keep what a command starts in the background running until teardown" in message
+
+
+def test_the_registry_fixture_skips_without_docker_registry_and_fails_under_ci(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """17 image-store tests skipped for want of a registry CI installs: under `.ci/run` (AGENTENV_CI=1) they fail."""
+    pytester.makepyfile("def test_push(docker_registry):\n    assert docker_registry.url\n")
+    monkeypatch.setenv("PATH", str(pytester.path))  # no docker-registry on it
+    monkeypatch.delenv("AGENTENV_CI", raising=False)
+    pytester.runpytest_inprocess().assert_outcomes(skipped=1)  # the plugin is active wherever it is installed
+    monkeypatch.setenv("AGENTENV_CI", "1")
+    failed = pytester.runpytest_inprocess()
+    failed.assert_outcomes(errors=1)
+    assert "AGENTENV_CI is set, so the tests that need it fail instead of skipping" in failed.stdout.str()
