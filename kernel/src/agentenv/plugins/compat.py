@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from functools import cache
 
 from packaging.version import InvalidVersion, Version
@@ -56,12 +57,9 @@ def _check(info: PluginInfo, req: Requirement) -> Problem | None:
     if have is None:
         return Problem(info.name, codes.MISSING_REQUIREMENT, f"{wants}, which is not installed",
                        f"agentenv plugin add '{req.name}{spec}'")  # fmt: skip
-    try:
-        ok = req.specifier.contains(Version(have), prereleases=True)
-    except InvalidVersion:
-        ok = False
-    if ok:
-        return None
+    with contextlib.suppress(InvalidVersion):  # an unreadable installed version fits no range
+        if req.specifier.contains(Version(have), prereleases=True):
+            return None
     if req.name == "agentenv-kernel":  # never another kernel: a release of the plugin made for this one
         newer = any(s.operator in (">", ">=", "~=") and not s.contains(have, True) for s in req.specifier)
         made = f"(an {'earlier' if newer else 'later'} release made for agentenv-kernel {have})"

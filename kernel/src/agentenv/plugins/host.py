@@ -202,10 +202,9 @@ class PluginHost:
     @staticmethod
     def _hook_problems(plugin: object) -> list[tuple[str, str]]:
         """Functions that look like hooks but name none (a typo would otherwise be silently ignored)."""
-        if isinstance(plugin, types.ModuleType):
-            members = dict(vars(plugin))
-        else:
-            members = {attr: getattr(plugin, attr) for attr in dir(plugin) if attr.startswith("agentenv_")}
+        module = isinstance(plugin, types.ModuleType)  # of another object only what is named like a hook is read
+        names = vars(plugin) if module else [attr for attr in dir(plugin) if attr.startswith("agentenv_")]
+        members = {attr: getattr(plugin, attr) for attr in names}
         label = getattr(plugin, "__name__", None) or type(plugin).__name__
         found = []
         for attr, value in members.items():
