@@ -144,7 +144,8 @@ def test_the_printed_next_step_works_in_a_fresh_uv_venv(workspace_wheels: dict[s
     from wheels import run, uv_venv
 
     wheels = workspace_wheels["agentenv-kernel"].parent
-    venv = uv_venv(tmp_path / "venv", [workspace_wheels["agentenv-kernel"], workspace_wheels["agentenv-runtime"]], wheels)
+    scaffolder = [workspace_wheels["agentenv-kernel"], workspace_wheels["agentenv-runtime"]]
+    venv = uv_venv(tmp_path / "venv", scaffolder, wheels)
     assert "pip" not in venv.installed() and "agentenv-steps" not in venv.installed()
     made = run([str(venv.agentenv), "plugin", "new", "phone", "--kind", "env"], cwd=tmp_path)
     assert made.returncode == 0, made.stdout + made.stderr
