@@ -14,7 +14,7 @@ from typing import Literal
 import pytest
 from agentenv_runtime import Artifact, ArtifactError, Env, World, tool
 from agentenv_runtime.env.tool import ToolSchemaError
-from agentenv_testing.installs import KERNEL_RANGE, RUNTIME_RANGE, CliResult, install_fixture_plugin
+from agentenv_testing.installs import CliResult, install_env_plugin
 
 
 class Gadget:
@@ -131,14 +131,7 @@ def test_plugin_check_and_env_card_report_the_tool_schema_in_one_line(
         '        """Use it."""\n        return {}\n\n    @tool\n    def keep(self, thing: Gadget) -> dict:\n'
         '        """Keep it."""\n        return {}\n'
     )
-    plugin = (
-        "from agentenv.contracts import ClassRef\nfrom agentenv.hookspecs import hookimpl\n\n\n@hookimpl\n"
-        'def agentenv_register_envs():\n    return [ClassRef("fixture_bad_schema", "fixture_bad_schema_env:BadEnv")]\n'
-    )
-    install_fixture_plugin(
-        plugin_site, "agentenv-fixture-bad-schema", "1.0.0", "fixture-bad-schema", "fixture_bad_schema_plugin",
-        plugin, [KERNEL_RANGE, RUNTIME_RANGE], extra_modules={"fixture_bad_schema_env": module},
-    )  # fmt: skip
+    install_env_plugin(plugin_site, "fixture_bad_schema", module, "BadEnv")
     check = agentenv_cli("plugin", "check", "--json")
     problems = [p for p in check.json()["problems"] if p["code"] == "tool-schema"]
     assert check.returncode == 1 and len(problems) == 2, check  # one per tool, every parameter in it
@@ -254,26 +247,10 @@ class Notes(Env):
         return []
 
 
-class Mail(Env):
+class Mail(Notes):
+    """The same tools in another app: composition qualifies every name both have."""
+
     name = "mail"
-
-    @tool
-    def search_messages(self, query: str) -> list[str]:
-        """Search the mailbox.
-
-        Args:
-            query: Words.
-        """
-        return []
-
-    @tool
-    def get_item(self, item_id: str) -> dict[str, str]:
-        """Read one email.
-
-        Args:
-            item_id: An email id.
-        """
-        return {}
 
 
 def test_composed_tool_descriptions_name_tools_as_the_world_does() -> None:
@@ -288,10 +265,10 @@ def test_composed_tool_descriptions_name_tools_as_the_world_does() -> None:
     assert query == "Words, as for notes_search_messages elsewhere."
     item = tools["notes_get_item"]
     assert item["description"] == (
-        "Read one note; find its id with notes_search_messages first, or list them with list_notes."
+        "Read one note; find its id with notes_search_messages first, or list them with notes_list_notes."
     )
     assert item["inputSchema"]["properties"]["item_id"]["description"] == "An id that notes_search_messages returned."
-    assert tools["list_notes"]["description"] == "Every note's id (then notes_get_item)."
+    assert tools["mail_list_notes"]["description"] == "Every note's id (then mail_get_item)."
     assert {t["name"]: t["description"] for t in World([Notes()]).list_tools()}["get_item"].startswith(
         "Read one note; find its id with search_messages first"
     ), "an env alone keeps its names"
@@ -306,14 +283,7 @@ def test_plugin_check_loads_every_packaged_artifact(
         "from agentenv_runtime import Env\n\n\nclass Shelf(Env):\n"
         '    name = "fixture_shelf"\n    schema = "CREATE TABLE books (id INTEGER PRIMARY KEY, title TEXT NOT NULL);"\n'
     )
-    plugin = (
-        "from agentenv.contracts import ClassRef\nfrom agentenv.hookspecs import hookimpl\n\n\n@hookimpl\n"
-        'def agentenv_register_envs():\n    return [ClassRef("fixture_shelf", "fixture_shelf_env:Shelf")]\n'
-    )
-    install_fixture_plugin(
-        plugin_site, "agentenv-fixture-shelf", "1.0.0", "fixture-shelf", "fixture_shelf_plugin", plugin,
-        [KERNEL_RANGE, RUNTIME_RANGE], extra_modules={"fixture_shelf_env": env},
-    )  # fmt: skip
+    install_env_plugin(plugin_site, "fixture_shelf", env, "Shelf")
     folder = plugin_site / "artifacts"
     folder.mkdir()
     good = {"name": "good", "env": "fixture_shelf", "version": "1", "data": {"books": [{"id": 1, "title": "A"}]}}
