@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv.contracts import Message as Message
 
+    from agentenv_runtime.engine.agent_choice import agent_for_role as agent_for_role
     from agentenv_runtime.engine.bundle import bundle_of_task_file as bundle_of_task_file
     from agentenv_runtime.engine.bundle import find_bundle as find_bundle
     from agentenv_runtime.engine.context import CURRENT_STEP as CURRENT_STEP
@@ -122,6 +123,7 @@ _HOMES = {  # public name -> the module that holds it (`module:attribute` where 
     "Registry": "agentenv_runtime.registry",
     "trajectory_digest": "agentenv_runtime.world.trajectory",
     "Message": "agentenv.contracts.trigger",
+    "agent_for_role": "agentenv_runtime.engine.agent_choice",
     "bundle_of_task_file": "agentenv_runtime.engine.bundle",
     "find_bundle": "agentenv_runtime.engine.bundle",
     "CURRENT_STEP": "agentenv_runtime.engine.context",

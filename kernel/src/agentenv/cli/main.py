@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from agentenv import __version__
@@ -49,7 +49,7 @@ def _root_help(commands: dict[str, CliCommand]) -> str:
     return f"{usage}\n\n  {ABOUT}\n\nCommands:\n{listed}\n\nRun `agentenv COMMAND --help` for a command's options."
 
 
-def _as_click(obj: Any, name: str) -> Callable[..., Any]:
+def _as_click(obj: Any, name: str) -> Any:
     import typer
     import typer.main
 
@@ -57,7 +57,9 @@ def _as_click(obj: Any, name: str) -> Callable[..., Any]:
         app = typer.Typer(add_completion=False)
         app.command(name=name)(obj)
         obj = app
-    command: Callable[..., Any] = typer.main.get_command(obj)
+    command = typer.main.get_command(obj)  # a click command
+    for each in [command, *getattr(command, "commands", {}).values()]:  # one help style, plain, like `--help`'s
+        each.rich_markup_mode = None
     return command
 
 
@@ -98,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     command = _as_click(load_target(chosen.target), name)
     for sub, declared in _plugin_commands(name).items():
-        command.add_command(_as_click(load_target(declared.target), sub), name=sub)  # type: ignore[attr-defined]
+        command.add_command(_as_click(load_target(declared.target), sub), name=sub)
     try:
         collect_garbage_again()
         command(args[1:], prog_name=f"agentenv {name}", standalone_mode=True)

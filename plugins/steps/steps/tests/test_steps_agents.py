@@ -41,6 +41,34 @@ def test_scripted_agent_acts_through_the_world(runs, step):
     assert [(t["role"], t["agent"]) for t in turns] == [("default", output["response"])]
 
 
+def test_the_agent_override_can_name_one_role_of_a_multi_agent_task(runs, step, tmp_path):
+    """`--agent ROLE=NAME` replaces the agent of that role only; a bare NAME still replaces every agent, and a
+    role-specific choice wins over it."""
+    bundle = tmp_path / "bundle"
+    (bundle / "agents").mkdir(parents=True)
+    for name in ("red", "yellow", "lazy", "eager"):
+        (bundle / "agents" / f"{name}.json").write_text(json.dumps({"turn": [{"actions": [{"say": name}]}]}))
+    roles = {"red": {"tools": ["*"]}, "yellow": {"tools": ["*"]}}
+
+    def player(role: str) -> dict[str, Any]:
+        return {"id": role, "type": "deploy_agent", "env": "world", "role": role,
+                "settings": {"policy": f"agents/{role}.json"}}  # fmt: skip
+
+    steps = (deploy(roles=roles), player("red"), player("yellow"), prompt("r", "red"), prompt("y", "yellow"))
+
+    def answers(agent: str | None) -> tuple[str, str]:
+        record = runs(task(*steps), bundle_dir=bundle, overrides={"agent": agent} if agent else {})
+        assert record["status"] == "succeeded", record["steps"]
+        return step(record, "r")["output"]["response"], step(record, "y")["output"]["response"]
+
+    assert answers(None) == ("red", "yellow")
+    assert answers("yellow=lazy") == ("red", "lazy")
+    assert answers("lazy") == ("lazy", "lazy")
+    assert answers("eager,yellow=lazy") == ("eager", "lazy")
+    with pytest.raises(TaskError, match="--agent blue=lazy: no deploy_agent step acts as role 'blue'"):
+        runs(task(*steps), bundle_dir=bundle, overrides={"agent": "blue=lazy"})
+
+
 def test_simulated_user_turns_until_stop_when(runs, step):
     turns = [[{"say": "first answer"}], [{"say": "second answer"}], [{"say": "DONE now"}], [{"say": "never"}]]
     agent = scripted("agent", "world", *turns)
@@ -89,7 +117,10 @@ def test_unknown_agent_override_is_refused_before_the_run(runs):
     [
         ({"settings": {"policy_data": {"turn": []}, "colour": 1}}, "settings.colour: Extra inputs are not permitted"),
         ({"settings": {}}, "give exactly one of `policy`"),
-        ({"settings": {"policy_data": {"turn": [{"actions": [{"call": "x", "say": "y"}]}]}}}, "turn[0].actions[0]"),
+        (  # a call and a say in one action (the tool exists: the install check passes it)
+            {"settings": {"policy_data": {"turn": [{"actions": [{"call": "get_time", "say": "y"}]}]}}},
+            "turn[0].actions[0]",
+        ),
     ],
 )
 def test_bad_agent_settings_fail_naming_the_field(runs, step, fields, message):
@@ -112,10 +143,11 @@ def test_what_the_install_lacks_is_refused_before_the_run(runs, fields, message)
 
 
 def test_model_override_chooses_llm_and_names_the_missing_endpoint(runs, step):
+    """Refused before the run (it used to fail at deploy_agent, after the world was up)."""
     steps = (deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "settings": {"policy": "agents/x.toml"}})
-    record = runs(task(*steps), overrides={"model": "gpt-test"})
-    assert record["status"] == "failed"
-    error = step(record, "agent")["error"]
+    with pytest.raises(TaskError) as caught:
+        runs(task(*steps), overrides={"model": "gpt-test"})
+    error = str(caught.value)
     assert "llm agent" in error and "settings.base_url" in error and "[model] base_url" in error
 
 

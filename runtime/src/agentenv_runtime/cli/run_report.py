@@ -46,6 +46,7 @@ def report(results: list[dict[str, Any]], k: int, *, as_json: bool, extra: dict[
         print_table(("TASK", "STATUS", "SCORE", "DIGEST", "RUN"), rows)
     else:
         print(f"{len(results)} runs: per-run rows left out (more than {ROW_LIMIT}); --json lists every run")
+    _reasons(results)
     if k > 1 or len(results) > ROW_LIMIT or extra:
         print()
         print_table(*aggregate_rows(aggregates))
@@ -59,3 +60,16 @@ def report(results: list[dict[str, Any]], k: int, *, as_json: bool, extra: dict[
         print(f"\npass^k over {len(runs_of)} task(s), {each}:")
         print_table(("K", "PASS^K"), [(str(n), f"{value:.4f}") for n, value in shown(pass_k)])
     return passed
+
+
+def _reasons(results: list[dict[str, Any]], most: int = 5) -> None:
+    """Why failed runs failed (a few; `agentenv runs show RUN` has the rest): a run whose steps all succeeded
+    but whose record could not be stored shows its score beside `failed`, which needs saying."""
+    failed = [r for r in results if r.get("reason")]
+    if failed:
+        print()
+    for r in failed[:most]:
+        what = "" if r.get("stored", True) else "the run's record or trajectory could not be stored: "
+        print(f"{r['name']}: failed: {what}{r['reason']} (run {r['run_id']})")
+    if len(failed) > most:
+        print(f"… and {len(failed) - most} more failed run(s): agentenv runs show RUN says why")

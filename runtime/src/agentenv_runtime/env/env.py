@@ -66,6 +66,7 @@ class Env(Environment[S]):
 
     schema: ClassVar[str] = ""
     _tool_specs: ClassVar[dict[str, ToolSpec] | None] = None
+    _schema_problems: ClassVar[list[str]]
 
     def __init__(self, settings: S | BaseModel | dict[str, Any] | None = None) -> None:
         super().__init__(settings)
@@ -106,6 +107,15 @@ class Env(Environment[S]):
                         specs[spec.name] = spec
             cls._tool_specs = specs
         return cls._tool_specs
+
+    @classmethod
+    def schema_problems(cls) -> list[str]:
+        """One line per tool whose parameters have no JSON Schema (each naming every such parameter); such a
+        tool fails the card, `list_tools` and every call. Worked out once per class."""
+        if "_schema_problems" not in cls.__dict__:
+            found = [spec.schema_problem() for spec in cls.tool_specs().values()]
+            cls._schema_problems = [problem for problem in found if problem]
+        return cls._schema_problems
 
     def call(self, tool_name: str, arguments: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
         """Validate and run a tool: (result, None) or (None, structured error). State is unchanged on error.

@@ -26,6 +26,7 @@ from agentenv_runtime.env.tool import CALL_CONTEXT, ToolContext, ToolSpec, argum
 from agentenv_runtime.world.arguments import DEFAULT_LIMITS, ArgumentLimits, argument_problem, safe_text, safe_value
 from agentenv_runtime.world.clock import END_OF_TIME, START_OF_TIME, ClockMode, VirtualClock, shifted
 from agentenv_runtime.world.rbac import DEFAULT_ROLE, Rbac
+from agentenv_runtime.world.renamed import renamer, with_names
 from agentenv_runtime.world.schedule import WorkingHours, zone_named
 from agentenv_runtime.world.trajectory import Trajectory
 from agentenv_runtime.world.trigger_index import Armed as _Armed
@@ -108,6 +109,7 @@ class World:
         self.argument_limits: ArgumentLimits = DEFAULT_LIMITS
         """Bounds every call's arguments are checked against before the tool runs (a gateway tightens them)."""
         self.tools: dict[str, tuple[Env, ToolSpec]] = self._namespace()
+        self._renames: tuple[dict[str, tuple[Env, ToolSpec]], dict[str, Any]] | None = None
         for env in self.envs.values():
             env.joined(self)
 
@@ -175,11 +177,7 @@ class World:
 
     def list_tools(self, role: str = DEFAULT_ROLE) -> list[dict[str, Any]]:
         """The role's tools with their input schemas (tools outside the role never appear)."""
-        tools = [
-            spec.describe() | {"name": public}
-            for public, (_, spec) in self.tools.items()
-            if self.rbac.permits(role, public)
-        ]
+        tools = [self.describe_tool(public) for public in self.tools if self.rbac.permits(role, public)]
         if self.clock.armed and self.rbac.permits(role, GET_TIME):
             tools.append(
                 {
@@ -195,6 +193,20 @@ class World:
                 }
             )
         return tools
+
+    def describe_tool(self, public: str) -> dict[str, Any]:
+        """Tool `public` as agents see it (MCP name, description, input schema); where composition renamed its
+        env's tools, its descriptions name them as the world does (see `renamed`)."""
+        env, spec = self.tools[public]
+        described = spec.describe() | {"name": public}
+        if self._renames is None or self._renames[0] is not self.tools:  # worked out once per namespace
+            by_env: dict[str, dict[str, str]] = {}
+            for name, (owner, owned) in self.tools.items():
+                if name != owned.name:
+                    by_env.setdefault(owner.name, {})[owned.name] = name
+            self._renames = (self.tools, {env_name: (r, renamer(r)) for env_name, r in by_env.items()})
+        renames, pattern = self._renames[1].get(env.name, ({}, None))
+        return with_names(described, renames, pattern) if pattern is not None else described
 
     def tool_access(self, role: str = DEFAULT_ROLE) -> ToolAccess:
         """How an agent acting as `role` reaches this world (a served world answers with a network client)."""

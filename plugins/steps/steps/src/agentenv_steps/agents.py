@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from agentenv.config import ConfigError
 from agentenv.contracts import AgentKind, StepContext, StepFailed, ToolAccess, kinds
-from agentenv_runtime import World
+from agentenv_runtime import World, agent_for_role
 from pydantic import Field, ValidationError
 
 from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message
@@ -152,7 +152,7 @@ def _from_config(exc: ValidationError, sources: dict[str, str], ctx: StepContext
 def choose_kind(settings: DeployAgentSettings, ctx: StepContext) -> tuple[str, Path | None]:
     """The agent kind, and the policy file the `--agent` override names (for scripted agents)."""
     overrides = ctx.overrides
-    wanted = overrides.get("agent")
+    wanted = agent_for_role(overrides.get("agent"), settings.role)  # `--agent NAME` or `--agent ROLE=NAME`
     agent_kinds = ctx.host.registry(kinds.AGENT_KINDS)
     policy = bundle_agent_file(str(wanted), ctx) if wanted and wanted not in agent_kinds else None
     if wanted and wanted not in agent_kinds and policy is None:
