@@ -203,7 +203,7 @@ class Store:
         (folder / "layers").mkdir(parents=True, exist_ok=True)
         (folder / "live").mkdir(exist_ok=True)
         store = cls(folder, overlay_supported(folder))
-        from agentenv_workspace.sandbox import at_shutdown
+        from agentenv_workspace.shutdown import at_shutdown
 
         at_shutdown(store.close)  # before worker threads are joined: a waiting exec sees its container go
         return store

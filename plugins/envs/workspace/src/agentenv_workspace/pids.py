@@ -86,7 +86,7 @@ def _owner_folder() -> Path | None:
         except OSError:
             remove_folder(owned)
             return None
-        from agentenv_workspace.sandbox import at_shutdown
+        from agentenv_workspace.shutdown import at_shutdown
 
         at_shutdown(lambda: remove_folder(owned))
         _owned = owned

@@ -12,7 +12,6 @@ paths outside the workspace, but a command can read the host: use it only for tr
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import resource
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv_workspace import pids
+from agentenv_workspace.shutdown import at_shutdown
 
 MOUNT_POINT = "/workspace"
 LOGS_POINT = "/logs"
@@ -71,15 +71,6 @@ def kill_running() -> None:
     with _running_lock:
         for process in list(_running):
             _kill(process)
-
-
-def at_shutdown(action: Callable[[], None]) -> None:
-    """Run `action` when the interpreter starts shutting down, before it joins worker threads: a tool call
-    blocked on a command in a worker thread would otherwise keep an interrupted run alive until it ends."""
-    register = getattr(threading, "_register_atexit", None)
-    if register is not None:
-        register(action)
-    atexit.register(action)
 
 
 at_shutdown(kill_running)
