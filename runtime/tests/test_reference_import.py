@@ -190,7 +190,7 @@ def test_load_artifact_into_sandboxes_from_earlier_steps_and_snapshot_after_load
     assert (files["type"], files["sandbox"], files["artifacts"], files["path"]) == (
         "load_artifact", "box", ["step:grab"], "/app/in"
     )
-    assert by_id["data"]["artifacts"] == ["file:artifacts/seed-data"] and by_id["data"]["path"] == "/app/seed-data"
+    assert by_id["data"]["artifacts"] == ["file:artifacts/seed-data/"] and by_id["data"]["path"] == "/app/seed-data"
     assert by_id["again"]["artifacts"] == ["step:load"]
     assert [line for line in imported.unmapped if "load_artifact" in line] == [
         "step 'again' (load_artifact): field `urls`: agentenv loads artifacts from the bundle, the object store or "

@@ -43,7 +43,7 @@ def test_bundle_files_folders_and_stored_objects_go_into_a_sandbox_at_a_path(run
             load(
                 sandbox="box",
                 path="inbox",
-                artifacts=["data/orders.csv", "file:data", "store:artifacts/stored/slack.json"],
+                artifacts=["data/orders.csv", "file:data", "file:data/", "store:artifacts/stored/slack.json"],
             ),
             collect("box", ["inbox/**"]),
         ),
@@ -51,9 +51,10 @@ def test_bundle_files_folders_and_stored_objects_go_into_a_sandbox_at_a_path(run
     )
     assert record["status"] == "succeeded", record["steps"]
     written = {f["path"]: f for f in step(record, "load")["output"]["files"]}
-    assert sorted(written) == [
+    assert sorted(written) == [  # `file:data` nests the folder, `file:data/` puts its contents at the path
         "inbox/data/deep/note.txt",
         "inbox/data/orders.csv",
+        "inbox/deep/note.txt",
         "inbox/orders.csv",
         "inbox/slack.json",
     ]

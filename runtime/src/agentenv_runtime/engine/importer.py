@@ -231,7 +231,8 @@ def _load_artifact(s: _Step) -> None:
             s.put("agent", s.ref("agent_name", s.names.agents, "agent"))
         else:
             s.put("sandbox", s.ref(file_target, s.names.sandboxes, "sandbox"))
-        s.put("artifacts", ([f"file:artifacts/{artifact}"] if artifact else []) + from_steps)
+        # the reference puts the artifact's contents at destination_path: a trailing slash says so to load_artifact
+        s.put("artifacts", ([f"file:artifacts/{artifact}/"] if artifact else []) + from_steps)
         s.put("path", s.take("destination_path") or (f"/app/{artifact}" if artifact else None))
         s.skip("snapshot_after_load", "only a world is snapshotted after loading")
     else:

@@ -48,8 +48,8 @@ class LoadArtifactSettings(StepSettings):
     artifacts: StrList = Field(
         min_length=1,
         description="Into a world: NAME, ENV=NAME_OR_PATH, store:KEY, step:ID[/NAME] (what an earlier step stored), "
-        "ENV=store:KEY or ENV=step:ID. Into a sandbox: a bundle file or folder (PATH or file:PATH), store:KEY, "
-        "step:ID[/NAME].",
+        "ENV=store:KEY or ENV=step:ID. Into a sandbox: a bundle file or folder (PATH or file:PATH; a folder lands "
+        "as PATH/NAME/…, its contents right at `path` with a trailing slash: file:PATH/), store:KEY, step:ID[/NAME].",
     )
     snapshot_after_load: bool | str = Field(
         False,
@@ -176,7 +176,11 @@ def sandbox_files(text: str, ctx: StepContext, field: str) -> list[tuple[str, by
             (item.name, fetch(ctx, item, field)) for item in choose(produced(ctx, step_id, field), step_id, name, field)
         ]
     relative = spec.value.removeprefix("file:")
-    return file_contents(Path(relative).name, f"file:{relative}", ctx, field)
+    name = Path(relative).name
+    files = file_contents(name, f"file:{relative}", ctx, field)
+    if relative.endswith("/"):  # `folder/`: its contents go right at `path` (rsync's rule; `folder` nests it)
+        files = [(path.removeprefix(f"{name}/"), data) for path, data in files]
+    return files
 
 
 # ---- snapshot_env -----------------------------------------------------------------------------------
