@@ -71,3 +71,24 @@ def test_world_image_runs_the_agentenv_cli(tags: list[str]) -> None:
     listed = json.loads(run_in(tag, ["python", "-m", "agentenv", "plugin", "list", "--json"]))
     status = {row["distribution"]: row["status"] for row in listed}
     assert status == {"agentenv-sandbox-local": "ok", "agentenv-docker": "ok"}  # the kernel is not a plugin
+
+
+def test_a_wheel_rebuilt_at_the_same_version_gets_a_new_world_image_tag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wheel install has no source folder to date: its RECORD (every file's hash) tells two builds apart, so a
+    run never reuses a world image packed from the older build of the same version."""
+    from agentenv_docker import images
+
+    class Installed:
+        version = "0.1.0"
+        record = "agentenv_helpdesk/env.py,sha256=one,100\n"
+
+        def read_text(self, name: str) -> str | None:
+            return self.record if name == "RECORD" else None
+
+    installed = Installed()
+    monkeypatch.setattr(images.importlib.metadata, "distribution", lambda _name: installed)
+    monkeypatch.setattr(images, "distribution_folder", lambda _name: None)
+    before = images.world_image_tag(["agentenv-helpdesk"])
+    assert images.world_image_tag(["agentenv-helpdesk"]) == before
+    installed.record = "agentenv_helpdesk/env.py,sha256=two,101\n"
+    assert images.world_image_tag(["agentenv-helpdesk"]) != before

@@ -272,7 +272,8 @@ def world_image_tag(dists: list[str]) -> str:
 
     A distribution installed from a local folder (an editable workspace install) also contributes the
     newest modification time of its `pyproject.toml` and of the files under its `src/` folder (what goes
-    into its wheel), so changing its code without bumping the version rebuilds; tests and docs do not.
+    into its wheel), so changing its code without bumping the version rebuilds; tests and docs do not. One
+    installed from a wheel contributes its RECORD (each file's hash): a wheel rebuilt at the same version rebuilds.
     """
     import hashlib
 
@@ -291,6 +292,8 @@ def world_image_tag(dists: list[str]) -> str:
                 (p.stat().st_mtime_ns for p in files if p.is_file() and "__pycache__" not in p.parts), default=0
             )
             hasher.update(f"{folder}@{newest}\n".encode())
+        else:  # a wheel install: its RECORD holds every file's hash, so a rebuilt wheel of the same version differs
+            hasher.update((found.read_text("RECORD") or "").encode())
     return f"agentenv/world:{hasher.hexdigest()[:16]}"
 
 
