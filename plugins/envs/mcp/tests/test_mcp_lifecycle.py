@@ -7,6 +7,7 @@ real third-party servers are in `test_mcp_real_servers.py`.
 from __future__ import annotations
 
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -157,7 +158,12 @@ def test_a_server_that_floods_stderr_works_and_keeps_only_a_tail() -> None:
         assert World([env]).call("bump", {"by": 1}).ok
         tail = env._stderr
         assert tail is not None
-        assert tail.total > 32 * 1024 * 1024  # every byte was drained, so the server never blocked on the pipe
+        # The server wrote all 32 MiB before it answered, so the answer means the pipe was drained as it wrote;
+        # the drain thread may still hold the pipe's last buffer-full: wait for it (a deadline, not a timing check).
+        deadline = time.monotonic() + 30
+        while not env.stderr_tail().endswith("flood done") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert tail.total > 32 * 1024 * 1024  # every byte was drained
         assert env.stderr_tail().endswith("flood done") and len(env.stderr_tail()) < 32 * 1024
     finally:
         env.close()
