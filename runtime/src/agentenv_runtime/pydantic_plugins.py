@@ -19,7 +19,10 @@ import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:  # importlib.abc imports importlib.resources and more: typing only
+    from importlib.abc import Loader
 
 LOADER = "pydantic.plugin._loader"
 GROUP = "pydantic"
@@ -50,11 +53,14 @@ class _LoaderFinder:
         if name != LOADER:
             return None
         uninstall()
-        if declared():
+        try:
+            if declared():
+                return None
+        except Exception:  # the cache or the metadata could not be read: pydantic's own loader decides
             return None
         from importlib.machinery import ModuleSpec
 
-        return ModuleSpec(name, self, origin=__file__)
+        return ModuleSpec(name, cast("Loader", self), origin=__file__)
 
     def create_module(self, spec: Any) -> None:
         return None  # the default module object
@@ -73,4 +79,5 @@ def install() -> None:
 
 
 def uninstall() -> None:
-    sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _LoaderFinder)]
+    """Take the finder off the path (a new list: the import machinery may be iterating the old one)."""
+    sys.meta_path = [finder for finder in sys.meta_path if not isinstance(finder, _LoaderFinder)]
