@@ -50,15 +50,13 @@ def _root_help(commands: dict[str, CliCommand]) -> str:
 
 
 def _as_click(obj: Any, name: str) -> Callable[..., Any]:
-    import typer
     import typer.main
 
     if not isinstance(obj, typer.Typer):
         app = typer.Typer(add_completion=False)
         app.command(name=name)(obj)
         obj = app
-    command: Callable[..., Any] = typer.main.get_command(obj)
-    return command
+    return typer.main.get_command(obj)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -153,7 +151,6 @@ def entry_point() -> int:
     if others or sys.gettrace() is not None or sys.getprofile() is not None:
         return code
     import atexit
-    import os
 
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

@@ -192,8 +192,7 @@ class PluginHost:
         except pluggy.PluginValidationError as exc:
             failure = f"{info.module}: {' '.join(str(exc).split())}"
             fix = f"match the hook's arguments in agentenv.hookspecs, {disable}"
-            self._refuse(info, "failed", codes.INVALID_HOOK, failure, fix)
-            return
+            return self._refuse(info, "failed", codes.INVALID_HOOK, failure, fix)
         self._modules[info.name, info.dist] = module
 
     @staticmethod
@@ -205,12 +204,10 @@ class PluginHost:
             members = {attr: getattr(plugin, attr) for attr in dir(plugin) if attr.startswith("agentenv_")}
         label = getattr(plugin, "__name__", None) or type(plugin).__name__
         for attr, value in members.items():
-            if not callable(value):
+            opts = getattr(value, f"{hookspecs.PROJECT}_impl", None) if callable(value) else None
+            if not callable(value) or (opts is None and not attr.startswith("agentenv_")):
                 continue
-            marked = getattr(value, f"{hookspecs.PROJECT}_impl", None) is not None
-            if not (marked or attr.startswith("agentenv_")):
-                continue
-            spec_name = (getattr(value, f"{hookspecs.PROJECT}_impl", None) or {}).get("specname") or attr
+            spec_name = (opts or {}).get("specname") or attr
             if spec_name not in SPEC_NAMES:
                 import difflib
 
