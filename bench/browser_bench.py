@@ -7,8 +7,10 @@ loopback, in this process:
   cold launch   launch Chromium, open a context and a page, load the page, close it all: what an episode costs
                 without a shared browser (the baseline)
   reset         `world.fork()` of a world whose page is loaded, then the fork's first call (`snapshot`: its
-                context and page are made then), with contexts made ahead (the default) and, alternating, made
-                on the call (the baseline); the page load that follows (`goto`) is reported apart
+                fresh context and page), with contexts made ahead (the default: after the previous episode's
+                first call) and, in a block before, made on the call (the baseline); the page load that follows
+                (`goto`) is reported apart. Also an RL reset (the same world put back to its checkpoint, then the
+                first call) and the web-desk world's reset (fork; the first call loads the desk's ticket list)
   actions       per-tool latency through `World.call` on a loaded page: snapshot, type, select, click, back,
                 screenshot, mouse_click, key
   memory        PSS of the browser's processes (every descendant of this process, from smaps_rollup) with 1 and
@@ -101,13 +103,85 @@ def pss_kib(root: int) -> int:
     return total
 
 
+def fork_resets(template: Any, index: str, rounds: int, spare: bool, loads: list[float]) -> list[float]:
+    """Fork the template, time the fork and its first call (its fresh context and page); then load a page and
+    stand for an episode's own work. The first round is not timed: it arms the contexts made ahead."""
+    from agentenv_browser import driver
+
+    driver.SPARE_CONTEXTS = spare
+    template.env("browser")._host().drop_spares()
+    times = []
+    for round_ in range(rounds + 1):
+        started = time.perf_counter()
+        episode = template.fork()
+        outcome = episode.call("snapshot")  # the fork's first call: its fresh context and page
+        elapsed = time.perf_counter() - started
+        assert outcome.ok, outcome.error
+        if round_:
+            times.append(elapsed)
+        started = time.perf_counter()
+        assert episode.call("goto", {"url": index}).ok
+        loads.append(time.perf_counter() - started)
+        episode.env("browser").close()
+        time.sleep(0.3)  # an episode's own work, during which the next context is made ahead
+    driver.SPARE_CONTEXTS = True
+    return times
+
+
+def restore_resets(template: Any, index: str, rounds: int) -> list[float]:
+    """An RL episode's reset: the same world put back to its checkpoint (its browser drops its context), then the
+    first call on the fresh context."""
+    world = template.fork()
+    start = world.checkpoint()
+    times = []
+    for round_ in range(rounds + 1):
+        went = world.call("goto", {"url": index})  # the episode's work
+        assert went.ok, went.error
+        time.sleep(0.3)
+        started = time.perf_counter()
+        world.restore_checkpoint(start, hold=True)
+        outcome = world.call("snapshot")
+        elapsed = time.perf_counter() - started
+        assert outcome.ok and outcome.result["url"] == "about:blank", outcome
+        if round_:
+            times.append(elapsed)
+    world.env("browser").close()
+    return times
+
+
+def desk_resets(chromium: str, rounds: int) -> list[float]:
+    """The web-desk world (helpdesk with acme, the desk's website as an app, the browser opening `{website}/tickets`):
+    a fork and its first call, which loads the desk's ticket list into the fresh context."""
+    from agentenv_browser.env import BrowserEnv
+    from agentenv_helpdesk.env import HelpdeskEnv
+    from agentenv_runtime import World
+    from agentenv_website.api import WebsiteEnv
+
+    helpdesk = HelpdeskEnv()
+    helpdesk.load(HelpdeskEnv.find_artifact("acme"))
+    site = WebsiteEnv({"app": "agentenv_helpdesk.web:app", "role": "desk"})
+    browser = BrowserEnv({"executable_path": chromium, "start_url": "{website}/tickets"})
+    template = World([helpdesk, site, browser], roles={"desk": {"tools": ["*"]}})
+    times = []
+    for round_ in range(rounds + 1):
+        started = time.perf_counter()
+        episode = template.fork()
+        outcome = episode.call("snapshot")
+        elapsed = time.perf_counter() - started
+        assert outcome.ok and "TCK-9001" in outcome.result["tree"], outcome
+        if round_:
+            times.append(elapsed)
+        episode.env("browser").close()
+        time.sleep(0.3)
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--episodes", type=int, default=8)
     args = parser.parse_args()
 
-    from agentenv_browser import driver
     from agentenv_browser.driver import find_chromium
     from agentenv_browser.env import BrowserEnv
     from agentenv_runtime import World
@@ -121,28 +195,13 @@ def main() -> None:
 
     template = World([BrowserEnv({"executable_path": chromium})])
     template.call("goto", {"url": index})  # the shared browser is up; the template has a page
-    resets: dict[bool, list[float]] = {True: [], False: []}
     loads: list[float] = []
-    # The baseline block first (contexts made on the call), then the default (made ahead, during the previous
-    # episode; one untimed episode arms the first). Blocks, not alternating rounds: a spare is made by the round
-    # before, so alternating would time neither mode as it runs.
-    for spare in (False, True):
-        driver.SPARE_CONTEXTS = spare
-        driver.shared_host(chromium).drop_spares()
-        for round_ in range(args.rounds + spare):
-            started = time.perf_counter()
-            episode = template.fork()
-            outcome = episode.call("snapshot")  # the fork's first call: its fresh context and page
-            elapsed = time.perf_counter() - started
-            assert outcome.ok, outcome.error
-            if round_ >= spare:
-                resets[spare].append(elapsed)
-            started = time.perf_counter()
-            assert episode.call("goto", {"url": index}).ok
-            loads.append(time.perf_counter() - started)
-            episode.env("browser").close()  # type: ignore[attr-defined]
-            time.sleep(0.3)  # an episode's own work, during which the next context is made ahead
-    driver.SPARE_CONTEXTS = True
+    # The baseline block first (contexts made on the call), then the default (made ahead, after the previous
+    # episode's first call). Blocks, not alternating rounds: a spare is made by the round before, so alternating
+    # would time neither mode as it runs.
+    resets = {spare: fork_resets(template, index, args.rounds, spare, loads) for spare in (False, True)}
+    restores = restore_resets(template, index, args.rounds)
+    desk = desk_resets(chromium, args.rounds)
 
     actions: dict[str, list[float]] = {}
     world = template.fork()
@@ -178,9 +237,12 @@ def main() -> None:
     stop_site()
 
     cold_ms, reset_ms, plain_ms = median_ms(cold), median_ms(resets[True]), median_ms(resets[False])
+    restore_ms, desk_ms = median_ms(restores), median_ms(desk)
     print(f"cold launch (launch + context + page + load + close): median {cold_ms:.1f} ms over {len(cold)}")
     print(f"episode reset (fork + fresh context and page, made ahead): median {reset_ms:.1f} ms over {args.rounds}")
     print(f"episode reset (fork + fresh context and page, made then):  median {plain_ms:.1f} ms over {args.rounds}")
+    print(f"episode reset (RL: restore the checkpoint + fresh context): median {restore_ms:.1f} ms over {args.rounds}")
+    print(f"web-desk reset (fork + fresh context + the desk's ticket list loaded): median {desk_ms:.1f} ms")
     print(f"  then loading the page (goto): median {median_ms(loads):.1f} ms")
     print(
         f"  ratio cold/reset {cold_ms / reset_ms:.1f}x (goal >= 10x), made-then/made-ahead {plain_ms / reset_ms:.1f}x;"

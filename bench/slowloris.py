@@ -53,8 +53,18 @@ def server_command(target: str, port: int) -> list[str]:
     if target == "openenv":
         return [AGENTENV, "openenv", "serve", "support-refund", "--port", str(port)]
     return [
-        AGENTENV, "a2a-serve", "--env", "helpdesk", "-a", "acme", "--agent-kind", "scripted",
-        "--agent-settings", '{"policy_data": {"turn": []}}', "--port", str(port),
+        AGENTENV,
+        "a2a-serve",
+        "--env",
+        "helpdesk",
+        "-a",
+        "acme",
+        "--agent-kind",
+        "scripted",
+        "--agent-settings",
+        '{"policy_data": {"turn": []}}',
+        "--port",
+        str(port),
     ]
 
 
@@ -189,9 +199,14 @@ def measure(target: str, args: argparse.Namespace, config: str | None) -> dict[s
                 process.kill()
                 process.wait()
     return {
-        "idle_p50": statistics.median(idle), "idle_p99": percentile(idle, 0.99),
-        "p50": statistics.median(loaded), "p99": percentile(loaded, 0.99),
-        "failed": failed, "probes": len(loaded), "closed": reopened.value, "log_lines": lines,
+        "idle_p50": statistics.median(idle),
+        "idle_p99": percentile(idle, 0.99),
+        "p50": statistics.median(loaded),
+        "p99": percentile(loaded, 0.99),
+        "failed": failed,
+        "probes": len(loaded),
+        "closed": reopened.value,
+        "log_lines": lines,
     }
 
 
@@ -229,8 +244,9 @@ def main() -> int:
         all_met &= report(target, measure(target, args, None), judged=True)
         if target == "gateway" and not args.no_before:
             with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as lifted:
-                lifted.write("[plugins.agentenv-gateway.limits]\nheader_timeout = 3600\n"
-                             "max_waiting_headers = 1000000\n")
+                lifted.write(
+                    "[plugins.agentenv-gateway.limits]\nheader_timeout = 3600\nmax_waiting_headers = 1000000\n"
+                )
             try:
                 report("gateway, bounds lifted", measure(target, args, lifted.name), judged=False)
             finally:

@@ -2,7 +2,9 @@
 rules versus calling the tool function directly, and an event-driven simulated week.
 
 Run: .venv/bin/python bench/world_bench.py
-Targets: fork ≤ 5 ms; overhead ≤ 50 µs per call; the week is reported in real milliseconds.
+Targets: fork ≤ 5 ms; overhead ≤ 50 µs per call; the week is reported in real milliseconds; a simulated week of a
+50-trigger office ≤ 50 ms (printed with its actions, and with actions on `get_time` to show the trigger engine
+alone); what 1,000 armed triggers add to a tool call ≤ 20 µs (against a world with none, in alternating batches).
 Every number is measured in this one process; ratios compare against a baseline run right here.
 """
 
@@ -115,7 +117,7 @@ def bench_week() -> None:
     )
 
 
-def _office(triggers: int, seed: int = 1) -> World:
+def _office(triggers: int, seed: int = 1, action: str = "list_tickets") -> World:
     """A helpdesk with `triggers` time triggers: random walk-ins, fixed reminders, deferred to Berlin hours."""
     world = build_world("helpdesk", artifacts=["acme"], seed=seed)
     world.clock.set("2026-11-23T00:00:00Z", mode="event")
@@ -128,29 +130,42 @@ def _office(triggers: int, seed: int = 1) -> World:
                 "kind": "time",
                 "when": {"at": f"{i % 24:02d}:{i % 60:02d}", "every": every},
                 "working_hours": hours if i % 5 == 0 else None,
-                "actions": [{"call_tool": {"tool": "list_tickets", "args": {}}}],
+                "actions": [{"call_tool": {"tool": action, "args": {}}}],
             }
         )
     return world
 
 
-def bench_office_week() -> None:
-    """Goal ≤ 50 ms: a simulated week of a 50-trigger office in event mode, against an office with none."""
-    empty, office = _office(0), _office(50)
-    started = time.perf_counter()
-    empty.run_until_idle(until="2026-11-30T00:00:00Z")
-    base = time.perf_counter() - started
-    started = time.perf_counter()
+def _week(triggers: int, action: str = "list_tickets") -> tuple[int, float, float]:
+    """(firings, wall seconds, CPU seconds) of one simulated week of a fresh office."""
+    office = _office(triggers, action=action)
+    wall, cpu = time.perf_counter(), time.process_time()
     fired = office.run_until_idle(until="2026-11-30T00:00:00Z")
-    took = time.perf_counter() - started
-    print(
-        f"50-trigger office week (event mode): {fired} firings, {took * 1000:.1f} ms "
-        f"(goal ≤ 50 ms); the same week with no triggers {base * 1000:.2f} ms"
-    )
+    return fired, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def bench_armed_overhead() -> None:
-    """Goal ≤ 20 µs: what 1,000 armed triggers (500 watching other tools, 500 due later) add to a tool call."""
+def bench_office_week(rounds: int = 5) -> None:
+    """Goal ≤ 50 ms: a simulated week of a 50-trigger office in event mode, against an office with none.
+
+    Each round builds fresh offices and runs their week; the best round counts (the machine may be shared, and
+    a busy neighbour only ever makes a round slower). CPU time is printed beside wall time for the same reason.
+    The second line runs the same office with `get_time` as every action (the world's own tool, no app state):
+    what the trigger engine itself costs, apart from what the triggered tools do."""
+    for action, what in (("list_tickets", "actions list tickets"), ("get_time", "actions on get_time: the engine")):
+        runs = [(_week(0, action), _week(50, action)) for _ in range(rounds)]
+        (fired, wall, cpu), base = min(runs, key=lambda pair: pair[1][1])[1], min(r[0][1] for r in runs)
+        print(
+            f"50-trigger office week (event mode, {what}): {fired} firings, {wall * 1000:.1f} ms wall, "
+            f"{cpu * 1000:.1f} ms CPU (goal ≤ 50 ms; {wall / fired * 1e6:.1f} µs per firing); "
+            f"the same week with no triggers {base * 1000:.2f} ms"
+        )
+
+
+def bench_armed_overhead(rounds: int = 15, number: int = 2000) -> None:
+    """Goal ≤ 20 µs: what 1,000 armed triggers (500 watching other tools, 500 due later) add to a tool call.
+
+    The two worlds are timed in alternating batches (a neighbour's load hits both alike) and compared by their
+    best batch, then by their medians."""
     bare = build_world("helpdesk", artifacts=["acme"])
     armed = build_world("helpdesk", artifacts=["acme"])
     for world in (bare, armed):
@@ -166,12 +181,17 @@ def bench_armed_overhead() -> None:
             }
         )
     args = {"ticket_id": "TCK-9001"}
-    without = best_and_median(lambda: bare.call("get_ticket", args), repeat=15, number=2000)
-    with_armed = best_and_median(lambda: armed.call("get_ticket", args), repeat=15, number=2000)
-    extra = (with_armed[1] - without[1]) * 1e6
+    samples: dict[str, list[float]] = {"none": [], "armed": []}
+    for _ in range(rounds):
+        for name, world in (("none", bare), ("armed", armed)):
+            samples[name].append(best_and_median(lambda w=world: w.call("get_ticket", args), 1, number)[0])
+    best = {name: min(values) for name, values in samples.items()}
+    median = {name: statistics.median(values) for name, values in samples.items()}
     print(
-        f"get_ticket with 1,000 armed triggers {with_armed[1] * 1e6:.1f} µs vs none {without[1] * 1e6:.1f} µs: "
-        f"trigger engine overhead {extra:.1f} µs per call (goal ≤ 20 µs); ratio {with_armed[1] / without[1]:.2f}x"
+        f"get_ticket with 1,000 armed triggers {best['armed'] * 1e6:.1f} µs vs none {best['none'] * 1e6:.1f} µs "
+        f"(best of {rounds} alternating batches): trigger engine overhead {(best['armed'] - best['none']) * 1e6:.1f} "
+        f"µs per call (goal ≤ 20 µs; medians {median['armed'] * 1e6:.1f} vs {median['none'] * 1e6:.1f} µs, "
+        f"{(median['armed'] - median['none']) * 1e6:+.1f}); ratio {best['armed'] / best['none']:.2f}x"
     )
 
 

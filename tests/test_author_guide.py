@@ -115,3 +115,59 @@ def test_the_seven_kinds_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     for index, block in enumerate(SEVEN_BLOCKS):
         exec(compile(block, f"docs/authoring.md (seven kinds, block {index + 1})", "exec"), namespace)
     assert namespace["world"].call("send_sms", {"body": "again"}, role="alice").ok
+
+
+def test_the_guide_names_bundle_ref_fields_as_the_class_does() -> None:
+    """An author registering a bundle from this page used `folder=` (no such field): the guide must say
+    `BundleRef(name, path, description)`, in the order and with the names the class has."""
+    import dataclasses
+
+    from agentenv.contracts import BundleRef
+
+    written = re.findall(r"`BundleRef\(([^)`]*)\)`", GUIDE)  # the signature as the prose gives it
+    fields = ", ".join(field.name for field in dataclasses.fields(BundleRef))
+    assert written and all(call == fields for call in written), (written, fields)
+    (block,) = re.findall(r"```python\n(# agentenv_phone/plugin.py\n.*?)```", GUIDE, re.S)  # the example, run
+    namespace: dict[str, Any] = {"__file__": "/site/agentenv_phone/plugin.py", "__name__": "agentenv_phone.plugin"}
+    exec(compile(block, "docs/authoring.md (bundle registration)", "exec"), namespace)
+    (ref,) = namespace["agentenv_register_bundles"]()
+    assert isinstance(ref, BundleRef) and str(ref.path) == "/site/agentenv_phone/bundles/desk-rules"
+
+
+BUNDLE_SECTION = GUIDE.split("### A complete bundle, with world rules\n")[1].split("\n### ")[0]
+
+
+def test_the_guides_bundle_with_triggers_runs_as_written(tmp_path: Path) -> None:
+    """The bundle and task of the guide, written to disk from its text: a dry run passes, the run scores 1.0,
+    and both triggers fired (the call one posted in #support, the time one took `close_ticket` away)."""
+    import json
+    import subprocess
+    import sys
+
+    files = dict(re.findall(r"```toml\n# (\S+)\n(.*?)```", BUNDLE_SECTION, re.S))
+    assert set(files) == {"bundle.toml", "tasks/escalate.toml"}
+    assert "kind = " in files["tasks/escalate.toml"] and "register_env_triggers" in files["tasks/escalate.toml"]
+    bundle = tmp_path / "desk-rules"
+    for name, text in files.items():
+        (bundle / name).parent.mkdir(parents=True, exist_ok=True)
+        (bundle / name).write_text(text, encoding="utf-8")
+    (tmp_path / ".agentenv").mkdir()
+    (tmp_path / ".agentenv" / "config.toml").write_text(
+        f'[plugins.agentenv-store-local.document]\npath = "{tmp_path / "runs.sqlite3"}"\n'
+        f'[plugins.agentenv-store-local.object]\nroot = "{tmp_path / "objects"}"\n'
+    )
+
+    def agentenv(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "agentenv", *args]
+        return subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+
+    dry = agentenv("run", str(bundle), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    run = agentenv("run", str(bundle), "--json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    (task,) = json.loads(run.stdout)["tasks"]
+    assert task["score"] == 1.0 and task["passed"] is True
+    events = json.loads(agentenv("runs", "trajectory", task["run_id"], "--json").stdout)
+    fired = [(e["kind"], e.get("trigger")) for e in events if e.get("trigger")]
+    assert ("trigger", "announce") in fired and ("trigger", "freeze") in fired, events
+    assert "agentenv_register_bundles" in BUNDLE_SECTION and "BundleRef(" in BUNDLE_SECTION

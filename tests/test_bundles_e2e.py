@@ -117,3 +117,52 @@ def test_the_shipped_seeded_orders_eval(cli, tmp_path: Path) -> None:  # type: i
     wrong.write_text("customer,email,order,status\nMarcus Webb,marcus.webb@example.com,ORD-5000,cancelled\n")
     code, result, _ = cli("run", "support-refund", "--task", "order-status", "--seeds", str(wrong), "--json")
     assert code == 1 and result["tasks"][0]["passed"] is False and result["tasks"][0]["score"] == pytest.approx(1 / 3)
+
+
+def test_living_office_is_seeded_all_through_a_k20_batch(cli) -> None:  # type: ignore[no-untyped-def]
+    """Time zones, working hours, a barrier, seeded walk-ins and an `nl` instruction, 20 rollouts: the same seed
+    gives the same 20 digests; another seed another weekend (the walk-ins' random gaps), every run passing."""
+    code, first, stderr = cli("run", "living-office", "-k", "20", "--json")
+    assert code == 0, stderr
+    again = cli("run", "living-office", "-k", "20", "--json")[1]
+    other = cli("run", "living-office", "-k", "20", "--seed", "1000", "--json")[1]
+
+    def digests(result: Any) -> list[str]:
+        return [task["trajectory_digest"] for task in result["tasks"]]
+
+    assert [t["seed"] for t in first["tasks"]] == list(range(7, 27))  # the task's seed, then seed + i
+    assert digests(first) == digests(again)
+    assert len(set(digests(first))) == 20  # each rollout's seed draws its own walk-in times
+    assert not set(digests(first)) & set(digests(other))
+    assert first["aggregate"][0]["runs"] == 20 and first["aggregate"][0]["pass_rate"] == 1.0
+    assert other["passed"] is True
+
+    wrong = cli("run", "living-office", "--agent", "wrong_solver", "--json")
+    assert wrong[0] == 1 and wrong[1]["tasks"][0]["score"] < 1
+
+
+def test_living_office_holds_the_request_until_berlin_opens(cli) -> None:  # type: ignore[no-untyped-def]
+    from datetime import UTC, datetime, time, timedelta
+    from zoneinfo import ZoneInfo
+
+    code, result, stderr = cli("run", "living-office", "--json")
+    assert code == 0, stderr
+    run_id = result["tasks"][0]["run_id"]
+    events = cli("runs", "trajectory", run_id, "--json")[1]
+    calls = [(e["virtual_time"], e["role"], e["tool"]) for e in events if e["kind"] == "tool_call"]
+    asked = next(t for t, role, tool in calls if tool == "post_message" and role == "support")
+    refunded = next(t for t, role, tool in calls if tool == "issue_refund")
+    # independently of the world's code: the first weekday 09:00 in Berlin after the request
+    berlin = ZoneInfo("Europe/Berlin")
+    local = datetime.fromisoformat(asked).astimezone(berlin)
+    opening = next(
+        candidate
+        for days in range(8)
+        if (candidate := datetime.combine(local.date() + timedelta(days=days), time(9), berlin)) > local
+        and candidate.weekday() < 5
+    )
+    assert datetime.fromisoformat(refunded) == opening.astimezone(UTC)
+    held = [t for t, role, _ in calls if role == "support"][3:]  # the agent's calls after its request
+    assert held and all(datetime.fromisoformat(t) == opening for t in held)  # the barrier held the agent
+    digests = [e for e in events if e["kind"] == "tool_call" and e["args"].get("text", "").startswith("Queue digest")]
+    assert {e["virtual_time"] for e in digests} == {"2026-11-30T14:00:00+00:00"}

@@ -41,3 +41,19 @@ def test_the_catalog_lists_every_first_party_command(monkeypatch: pytest.MonkeyP
     catalog = json.loads(files("agentenv_runtime").joinpath("commands.json").read_text(encoding="utf-8"))
     reset_host()
     assert catalog == registered, "regenerate runtime/src/agentenv_runtime/commands.json from the registered commands"
+
+
+def test_every_command_prints_help_in_one_plain_style(agentenv_cli: Callable[..., CliResult]) -> None:
+    """`agentenv --help` and `run --help` are plain text; the typer commands drew rich boxes in the same
+    terminal. Every command's help and usage errors are plain text now."""
+    reset_host()
+    names = [*sorted(n for n in get_host().registry(kinds.CLI_COMMANDS) if " " not in n), "plugin", "config"]
+    for name in names:
+        shown = agentenv_cli(name, "--help")
+        assert shown.returncode == 0, shown
+        text = shown.stdout
+        assert not set("╭╮╰╯│─") & set(text), f"agentenv {name} --help draws boxes:\n{text}"
+        assert text.lower().startswith("usage: agentenv " + name), f"agentenv {name} --help:\n{text}"
+    wrong = agentenv_cli("runs", "list", "--nope")
+    assert wrong.returncode == 2 and not set("╭╮╰╯│") & set(wrong.stderr), wrong.stderr
+    assert "No such option: --nope" in wrong.stderr

@@ -70,11 +70,11 @@ def imported_top_levels(source: Path) -> set[str]:
 
 
 BROUGHT_BY_THE_USER = {
-    "agentenv-rl": {"skyrl_gym", "art", "verifiers"},
+    "agentenv-rl": {"skyrl_gym", "art", "verifiers", "verl"},
 }
 """Trainer packages that one adapter module each imports (`agentenv_rl.adapters.skyrl`, `.art`,
-`.verifiers_v1`, loaded only when asked for) and that the user of that trainer already has. They are not extras
-on purpose: an `art` extra (openpipe-art) adds 1,130 lines to uv.lock and forks the workspace's openai for
+`.verifiers_v1`, `.verl_loop`, loaded only when asked for) and that the user of that trainer already has. They are
+not extras on purpose: an `art` extra (openpipe-art) adds 1,130 lines to uv.lock and forks the workspace's openai for
 Python >= 3.12, and the trainers are tested in venvs of their own (agentenv-rl's tests/test_frameworks.py), never
 installed into the workspace."""
 

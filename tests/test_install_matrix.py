@@ -277,6 +277,9 @@ MATRIX: dict[str, tuple[list[str], Smoke]] = {
     "agentenv-coding": ([], bundle_run("coding", None)),
     "agentenv-mcp": ([], command_help("mcp", "probe", expect="NAME=COMMAND")),
     "agentenv-browser": ([], registers("envs", ["browser"])),
+    "agentenv-miniwob": ([], bundle_run("miniwob", 1.0, "--task", "click-test", "--agent", "miniwob-solver")),
+    "agentenv-website": ([], registers("envs", ["website"])),
+    "agentenv-web-desk": ([], bundle_run("web-desk", None)),
 }  # fmt: skip
 
 

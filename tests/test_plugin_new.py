@@ -92,6 +92,10 @@ def test_bad_names_kinds_and_folders_are_refused_in_one_line(
     assert taken.returncode == 2 and "exists and is not an empty folder" in taken.stderr
     assert [p.name for p in (tmp_path / "taken").iterdir()] == ["keep.txt"]
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    ours = agentenv_cli("plugin", "new", "slack", "--kind", "env", "--dir", str(tmp_path / "c"))
+    assert ours.returncode == 2, ours  # it wrote agentenv-slack, which would replace the Slack env's distribution
+    assert "NAME 'slack': agentenv-slack is a distribution of agentenv itself" in ours.stderr
+    assert "`my_slack`" in ours.stderr and not (tmp_path / "c").exists()
 
 
 def test_the_ranges_include_the_running_versions(agentenv_cli: Callable[..., CliResult], tmp_path: Path) -> None:
@@ -126,3 +130,31 @@ def test_the_guides_setuptools_recipe_ships_the_artifacts(tmp_path: Path) -> Non
     assert "agentenv_phone/artifacts/example.json" in names and "agentenv_phone/env.py" in names, names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert 'phone = agentenv_phone.plugin' in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+@pytest.mark.slow
+def test_the_printed_next_step_works_in_a_fresh_uv_venv(workspace_wheels: dict[str, Path], tmp_path: Path) -> None:
+    """A newcomer in a uv-made environment (no pip in it, its bin not on PATH) scaffolds an env plugin and runs the
+    "Next:" line as printed: it installs the plugin with its test extra (and so only what it declares: its own
+    tests needed `deploy_env`, from agentenv-steps, which it did not declare), runs its tests, and checks it."""
+    import os
+    import shlex
+
+    from agentenv_testing.wheels import pip_source_args
+    from wheels import run, uv_venv
+
+    wheels = workspace_wheels["agentenv-kernel"].parent
+    scaffolder = [workspace_wheels["agentenv-kernel"], workspace_wheels["agentenv-runtime"]]
+    venv = uv_venv(tmp_path / "venv", scaffolder, wheels)
+    assert "pip" not in venv.installed() and "agentenv-steps" not in venv.installed()
+    made = run([str(venv.agentenv), "plugin", "new", "phone", "--kind", "env"], cwd=tmp_path)
+    assert made.returncode == 0, made.stdout + made.stderr
+    (line,) = [line for line in made.stdout.splitlines() if line.startswith("Next: ")]
+    sources = {"UV_FIND_LINKS": str(wheels)}  # where the unpublished agentenv wheels are (a user's index or dist/)
+    if pip_source_args():
+        sources |= {"UV_FIND_LINKS": f"{wheels} {os.environ['AGENTENV_WHEELHOUSE']}", "UV_NO_INDEX": "1"}
+    done = run(["sh", "-c", line.removeprefix("Next: ")], cwd=tmp_path, env=sources, timeout=900)
+    assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
+    assert " passed" in done.stdout and "All plugins are compatible." in done.stdout, done.stdout
+    assert "agentenv-steps" in venv.installed(), "the test extra brings what the generated tests use"
+    assert str(venv.root) in line and shlex.split(line)[2] != "pip", "the venv's own tools, by path"

@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from agentenv_harness.testkit import script
+from agentenv_model_standin.api import StandInModel
+
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
@@ -21,8 +25,10 @@ def readme_config() -> str:
     return found.group(1)
 
 
-def agentenv(project: Path, *args: str, key: str | None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTENV_", "OPENAI_"))}
+def agentenv(
+    project: Path, *args: str, key: str | None, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTENV_", "OPENAI_"))} | (extra or {})
     if key is not None:
         env["OPENAI_API_KEY"] = key
     return subprocess.run(
@@ -53,6 +59,21 @@ def test_a_configured_model_does_not_replace_the_bundles_own_agent(tmp_path: Pat
     asked = agentenv(project, "run", "support-refund", "--agent", "llm", key="sk-unused")
     assert asked.returncode == 1  # the user asked for `llm`: it calls the (absent) model of the README's block
     assert "localhost:8000" in asked.stdout + asked.stderr
+
+
+@pytest.mark.parametrize(("api", "suffix"), [("openai-chat", "/v1"), ("openai-responses", "/v1"), ("anthropic", "")])
+def test_the_readme_model_table_drives_the_llm_kind_on_each_api(tmp_path: Path, api: str, suffix: str) -> None:
+    """The block's [model] with its `api` switched (by the AGENTENV_* layer) and `--model-url` pointing at the stand-in
+    model, which answers each API: the llm kind resolves support-refund on each."""
+    project = project_with_readme_config(tmp_path)
+    assert 'api = "openai-chat"' in readme_config()
+    with StandInModel(script("support-refund-solve")) as model:
+        done = agentenv(project, "run", "support-refund", "--agent", "llm", "--model-url", model.url + suffix,
+                        "--json", key="sk-readme", extra={"AGENTENV_MODEL__API": api})  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    (result,) = json.loads(done.stdout)["tasks"]
+    assert result["score"] == 1.0
+    assert {r.api for r in model.model_requests} == {api} and model.turns_served == 6
 
 
 def test_the_readme_says_how_to_install_from_the_repository() -> None:

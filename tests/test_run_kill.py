@@ -75,6 +75,19 @@ def test_sigkill_then_prune_leaves_no_served_world_process(tmp_path: Path) -> No
     assert [r for r in agentenv(env, "sandbox", "list", "--run", run_id, "--json") if r["id"]] == []
 
 
+def owners(containers: list[str]) -> list[str]:
+    """Each container's recorded owner and what that pid is now (why prune may have judged it alive)."""
+    found = []
+    for container in containers:
+        labels = json.loads(subprocess.run(["docker", "inspect", "-f", "{{json .Config.Labels}}", container],
+                                           capture_output=True, text=True).stdout or "{}")  # fmt: skip
+        pid = labels.get("agentenv.owner.pid", "")
+        now = subprocess.run(["ps", "-o", "pid,ppid,stat,lstart,args", "-p", pid or "0"], capture_output=True,
+                             text=True).stdout  # fmt: skip
+        found.append(f"{container}: owner {pid} started {labels.get('agentenv.owner.started')}; ps: {now!r}")
+    return found
+
+
 def docker_ok() -> bool:
     return subprocess.run(["docker", "info"], capture_output=True).returncode == 0
 
@@ -88,7 +101,7 @@ def test_sigkill_then_prune_leaves_no_container_or_network(tmp_path: Path) -> No
     containers = subprocess.run(["docker", "ps", "-aq", "--filter", label], capture_output=True, text=True).stdout
     assert containers.strip(), "expected the killed run's container to be left behind"
     removed = agentenv(env, "sandbox", "prune", "--run", run_id, "--json")
-    assert removed["docker"]
+    assert removed["docker"], f"prune kept the killed run's containers: {owners(containers.split())}"
     for kind in (["ps", "-aq"], ["network", "ls", "-q"], ["volume", "ls", "-q"]):
         left = subprocess.run(["docker", *kind, "--filter", label], capture_output=True, text=True).stdout
         assert not left.strip(), f"docker {' '.join(kind)} still lists {left.split()}"

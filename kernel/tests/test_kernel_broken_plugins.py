@@ -84,6 +84,23 @@ def install_kernel_range(root: Path) -> None:
     )
 
 
+def install_no_kernel_range(root: Path) -> None:
+    dist = "agentenv-fixture-unpinned"
+    install_fixture_plugin(root, dist, "1.0.0", "fixture-unpinned", "fixture_unpinned", RAISES_ON_IMPORT, requires=[])
+
+
+def install_old_kernel_range(root: Path) -> None:
+    install_fixture_plugin(
+        root,
+        "agentenv-fixture-past",
+        "1.4.0",
+        "fixture-past",
+        "fixture_past",
+        RAISES_ON_IMPORT,
+        requires=["agentenv-kernel<0.1"],
+    )
+
+
 def install_duplicate_contribution(root: Path) -> None:
     """Two distributions whose plugins both register a step named `fixture_same_step`; b builds on a (so a keeps it)."""
     _step_dist(root, "agentenv-fixture-same-a", "fixture-same-a", "fixture_same_a", "fixture_same_step")
@@ -264,7 +281,29 @@ CASES = [
             f"requires agentenv-kernel{Requirement(EXCLUDING_KERNEL_RANGE).specifier}",
             f"agentenv-kernel {KERNEL_VERSION} is installed",
         ],
-        ["agentenv plugin add agentenv-fixture-future"],
+        [  # never another kernel; a release of the plugin made for this one (earlier: it asks a later kernel)
+            "agentenv plugin add 'agentenv-fixture-future<3.0.0'",
+            "or remove it: agentenv plugin remove agentenv-fixture-future",
+            f"its author declares agentenv-kernel>={KERNEL_VERSION.rsplit('.', 1)[0]}",
+        ],
+    ),
+    Case(
+        "kernel-range-older",
+        install_old_kernel_range,
+        codes.KERNEL_RANGE,
+        "fixture-past",
+        "incompatible",
+        ["requires agentenv-kernel<0.1", f"agentenv-kernel {KERNEL_VERSION} is installed"],
+        ["agentenv plugin add --upgrade 'agentenv-fixture-past>1.4.0'", "agentenv plugin remove agentenv-fixture-past"],
+    ),
+    Case(
+        "no-kernel-range",
+        install_no_kernel_range,
+        codes.NO_KERNEL_RANGE,
+        "fixture-unpinned",
+        "incompatible",
+        ["agentenv-fixture-unpinned 1.0.0 declares no agentenv-kernel range"],
+        [f"declare 'agentenv-kernel>={KERNEL_VERSION.rsplit('.', 1)[0]}"],
     ),
     Case(
         "duplicate-contribution",
@@ -491,3 +530,58 @@ def test_show_names_the_problem_and_fix(zoo_runs: dict[str, CliResult]) -> None:
     assert "status:       failed" in result.stdout
     assert "problem [invalid-hook]" in result.stdout
     assert "fix: rename it to agentenv_register_steps" in result.stdout
+
+
+# ---- every problem of a plugin at once ----------------------------------------------------------------------
+
+MANY_MISTAKES = """
+from agentenv.hookspecs import hookimpl
+
+
+@hookimpl
+def agentenv_register_stepz():
+    return []
+
+
+def agentenv_register_enviroments():
+    return []
+
+
+@hookimpl
+def agentenv_register_steps():
+    from fixture_many_steps import Step0
+    return [Step0, "not a step", 42]
+
+
+@hookimpl
+def agentenv_register_trigger_kinds():
+    raise ValueError("the trigger table is corrupt")
+
+
+@hookimpl
+def agentenv_register_envs():
+    return {"not": "a list"}
+"""
+
+
+def test_every_problem_of_a_plugin_is_reported_in_one_pass(tmp_path: Path) -> None:
+    """Two misspelled hooks, an abstract step and two things that are no steps, a hook that raises and one that
+    returns a dict: an author used to see the first, fix it, and find the next; all six come in one check."""
+    install_fixture_plugin(
+        tmp_path, "agentenv-fixture-many", "1.0.0", "fixture-many", "fixture_many", MANY_MISTAKES,
+        extra_modules={"fixture_many_steps": step_module("fixture_many_step", abstract=True)},
+    )  # fmt: skip
+    check = run_cli("plugin", "check", "--json", paths=[tmp_path])
+    assert check.returncode == 1, check
+    mine = [p for p in check.json()["problems"] if p["plugin"] == "fixture-many"]
+    found = sorted((p["code"], p["message"].split(": ", 1)[-1][:60]) for p in mine)
+    assert [code for code, _ in found] == sorted(
+        [codes.INVALID_HOOK, codes.INVALID_HOOK, codes.INVALID_CONTRIBUTION, codes.INVALID_CONTRIBUTION,
+         codes.INVALID_CONTRIBUTION, codes.HOOK_FAILED, codes.INVALID_HOOK]
+    ), found  # fmt: skip
+    text = "\n".join(p["message"] for p in mine)
+    for part in ("agentenv_register_stepz", "agentenv_register_enviroments", "abstract methods: execute",
+                 "'not a step'", "42", "the trigger table is corrupt", "returned dict, not a list"):  # fmt: skip
+        assert part in text, text
+    listed = run_cli("plugin", "list", "--json", paths=[tmp_path]).json()
+    assert next(p for p in listed if p["name"] == "fixture-many")["contributes"] == {}, "it registers nothing"

@@ -26,6 +26,7 @@ def agentenv_register_steps():
         ClassRef("ref_unused", "fixture_ref_unused:Step0"),
         ClassRef("ref_misnamed", "fixture_ref_used:Step0"),
         ClassRef("ref_missing", "fixture_ref_nowhere:Step0"),
+        ClassRef("ref_undeclared", "fixture_ref_undeclared:Step0"),
     ]
 """
 
@@ -42,6 +43,7 @@ def refs(on_path: Path) -> Path:
         extra_modules={
             "fixture_ref_used": step_module("ref_used"),
             "fixture_ref_unused": step_module("ref_unused"),
+            "fixture_ref_undeclared": "import agentenv_fixture_sdk_nobody_declared\n" + step_module("ref_undeclared"),
         },
     )
     return on_path
@@ -49,7 +51,8 @@ def refs(on_path: Path) -> Path:
 
 def test_listing_a_kind_imports_none_of_its_classes(refs: Path) -> None:
     host = PluginHost(environ={"AGENTENV_PLUGINS": "fixture-refs"})
-    assert set(host.registry(kinds.STEPS)) == {"ref_used", "ref_unused", "ref_misnamed", "ref_missing"}
+    names = {"ref_used", "ref_unused", "ref_misnamed", "ref_missing", "ref_undeclared"}
+    assert set(host.registry(kinds.STEPS)) == names
     assert "fixture_ref_used" not in sys.modules and "fixture_ref_unused" not in sys.modules
 
 
@@ -68,7 +71,7 @@ def test_using_one_imports_only_that_one(refs: Path) -> None:
 )
 def test_a_broken_ref_is_a_plugin_problem_with_a_fix(refs: Path, name: str, reason: str) -> None:
     host = PluginHost(environ={"AGENTENV_PLUGINS": "fixture-refs"})
-    with pytest.raises(ContributionError, match="fix: fix or upgrade agentenv-fixture-refs") as caught:
+    with pytest.raises(ContributionError, match="fix: ") as caught:
         host.get(kinds.STEPS, name)
     assert f"step {name!r} of agentenv-fixture-refs cannot be loaded: {reason}" in str(caught.value)
     with pytest.raises(ContributionError) as again:
@@ -92,8 +95,27 @@ def test_plugin_check_imports_every_ref_and_reports_the_broken_ones(refs: Path) 
     result = run_cli("plugin", "check", "--json", paths=[refs], env={"AGENTENV_PLUGINS": "fixture-refs"})
     assert result.returncode == 1, result
     messages = sorted(p["message"] for p in result.json()["problems"])
-    assert len(messages) == 2, messages
-    assert "ref_misnamed" in messages[0] and "ref_missing" in messages[1]
+    assert len(messages) == 3, messages
+    assert "ref_misnamed" in messages[0] and "ref_missing" in messages[1] and "ref_undeclared" in messages[2]
+
+
+@pytest.mark.parametrize(
+    ("name", "fix"),
+    [
+        (  # the module a ref names imports a package its distribution does not declare
+            "ref_undeclared",
+            "agentenv-fixture-refs imports 'agentenv_fixture_sdk_nobody_declared', which no installed distribution "
+            "provides: declare it in its dependencies",
+        ),
+        ("ref_missing", "no module 'fixture_ref_nowhere': correct the ClassRef's target in agentenv-fixture-refs"),
+    ],
+)
+def test_a_ref_whose_module_cannot_import_gets_the_fix_for_its_cause(refs: Path, name: str, fix: str) -> None:
+    """The same fixes a plugin module that fails to import gets, not a generic "fix or upgrade"."""
+    host = PluginHost(environ={"AGENTENV_PLUGINS": "fixture-refs"})
+    with pytest.raises(ContributionError) as caught:
+        host.get(kinds.STEPS, name)
+    assert f"; fix: {fix}, or disable it: AGENTENV_DISABLE_PLUGINS=fixture-refs" in str(caught.value)
 
 
 def test_a_store_registered_by_name_needs_its_kind(on_path: Path) -> None:

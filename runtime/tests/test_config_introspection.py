@@ -13,6 +13,16 @@ from agentenv_testing.installs import CliResult
 Agentenv = Callable[..., CliResult]
 
 
+@pytest.fixture(autouse=True)
+def _host() -> None:
+    """The variables' layer is the runtime's hook, which the kernel's `load_config` calls through the process's
+    plugin host (every `agentenv` command has one): start one, as a command would."""
+    from agentenv import get_host, reset_host
+
+    reset_host()
+    get_host()
+
+
 def _project(tmp_path: Path, text: str) -> Path:
     (tmp_path / ".agentenv").mkdir()
     (tmp_path / ".agentenv" / "config.toml").write_text(text)

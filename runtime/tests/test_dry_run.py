@@ -87,6 +87,33 @@ def test_unknown_trigger_kinds_and_trigger_tools(agentenv_cli: Cli, tmp_path: Pa
     assert "did you mean slack_get_thread, email_get_thread?" in lines[1]
 
 
+def test_every_bad_trigger_is_reported_in_one_pass(agentenv_cli: Cli, tmp_path: Path) -> None:
+    """A `when` a step type refuses, an unknown kind, a watched tool and an action tool the world lacks: one line
+    each, whichever check finds it (the install check used to wait until the step types' checks passed)."""
+    rules = {
+        "id": "rules",
+        "type": "register_env_triggers",
+        "env": "desk",
+        "triggers": [
+            {"id": "a", "kind": "time", "when": {"att": "10:00"}, "actions": [{"call_tool": {"tool": "get_time"}}]},
+            {"id": "b", "kind": "tool_call", "when": {"tool": "post_mesage"}, "actions": []},
+            {"id": "c", "kind": "sometimes", "actions": []},
+            {"id": "d", "kind": "time", "when": {"at": "10:00"}, "actions": [{"call_tool": {"tool": "nope"}}]},
+        ],
+    }
+    result = dry_run(agentenv_cli, task_with(tmp_path, desk(), rules))
+    assert result.returncode == 2, result
+    lines = result.stderr.removeprefix("error: ").splitlines()
+    fields = [line.split(": field ")[1].split(":")[0] for line in lines]
+    assert fields == [
+        "`triggers[0].when`",
+        "`triggers[1].when.tool`",
+        "`triggers[2].kind`",
+        "`triggers[3].actions[0].call_tool.tool`",
+    ], lines
+    assert "no tool 'post_mesage'" in lines[1] and "post_message" in lines[1]
+
+
 def test_agent_kinds_and_the_tools_a_policy_calls(agentenv_cli: Cli, tmp_path: Path) -> None:
     unknown_kind = dry_run(agentenv_cli, task_with(tmp_path, desk(), agent(kind="robot"), policy=calls()))
     assert unknown_kind.returncode == 2
@@ -99,6 +126,46 @@ def test_agent_kinds_and_the_tools_a_policy_calls(agentenv_cli: Cli, tmp_path: P
     assert "turn[0].actions[1].call: no tool 'get_thread'" in lines[1] and "slack_get_thread" in lines[1]
 
 
+def test_an_inline_policy_is_checked_as_a_policy_file_is(agentenv_cli: Cli, tmp_path: Path) -> None:
+    """`settings.policy_data` is the same policy written in the task: its calls are checked the same way."""
+    inline = agent(settings={"policy_data": calls("list_channels", "post_mesage")})
+    result = dry_run(agentenv_cli, task_with(tmp_path, desk(), inline))
+    lines = result.stderr.removeprefix("error: ").splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result
+    where = "step 'agent' (deploy_agent): settings.policy_data turn[0].actions[1].call"
+    assert f"{where}: no tool 'post_mesage'" in lines[0] and "post_message" in lines[0]
+
+
+def test_a_policy_of_an_agent_other_steps_give_tools_is_left_to_the_run(agentenv_cli: Cli, tmp_path: Path) -> None:
+    """`peer_agents` gives an agent `message_peer` (validators and skills give tools too): not a world tool."""
+    helper = agent(id="helper", settings={"policy_data": calls("list_channels")})
+    asker = agent(id="asker", settings={"policy_data": calls("message_peer")})
+    peers = {"id": "peers", "type": "peer_agents", "peers": {"asker": ["helper"]}}
+    result = dry_run(agentenv_cli, task_with(tmp_path, desk(), helper, asker, peers))
+    assert result.returncode == 0, result
+    alone = dry_run(agentenv_cli, task_with(tmp_path, desk(), helper, asker))
+    assert alone.returncode == 2 and "no tool 'message_peer'" in alone.stderr
+
+
+def test_a_model_agent_without_an_endpoint_is_refused_before_the_run(
+    agentenv_cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--agent llm --model M` with no `base_url` anywhere (step settings, --model-url, [agents.llm], [model]):
+    the dry run said "ok" and the run failed at deploy_agent."""
+    monkeypatch.chdir(tmp_path)
+    path = task_with(tmp_path, desk(), agent(), policy=calls("list_channels"))
+    result = dry_run(agentenv_cli, path, "--agent", "llm", "--model", "gpt-test")
+    assert result.returncode == 2, result
+    assert "step 'agent' (deploy_agent): field `settings.base_url`: the llm agent needs `base_url`" in result.stderr
+    assert "--model-url" in result.stderr and "[model] base_url" in result.stderr
+    given = dry_run(agentenv_cli, path, "--agent", "llm", "--model", "gpt-test", "--model-url", "http://127.0.0.1:9/v1")
+    assert given.returncode == 0, given
+    config = tmp_path / ".agentenv" / "config.toml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text('[model]\nbase_url = "http://127.0.0.1:9/v1"\n')
+    assert dry_run(agentenv_cli, path, "--agent", "llm", "--model", "gpt-test").returncode == 0
+
+
 def test_the_agent_override_is_checked_too(agentenv_cli: Cli, tmp_path: Path) -> None:
     path = task_with(tmp_path, desk(), agent(), policy=calls("list_channels"))
     (path.parent / "agents" / "typo.toml").write_text('[[turn]]\nactions = [{ call = "list_chanels" }]\n')
@@ -106,6 +173,26 @@ def test_the_agent_override_is_checked_too(agentenv_cli: Cli, tmp_path: Path) ->
     assert wrong.returncode == 2 and "typo.toml turn[0].actions[0].call: no tool 'list_chanels'" in wrong.stderr
     missing = dry_run(agentenv_cli, path, "--agent", "nobody")
     assert missing.returncode == 2 and "--agent nobody: neither an installed agent kind" in missing.stderr
+
+
+def test_the_agent_override_per_role(agentenv_cli: Cli, tmp_path: Path) -> None:
+    roles = {"red": {"tools": ["*"]}, "yellow": {"tools": ["*"]}}
+    red, yellow = agent(id="red", role="red"), agent(id="yellow", role="yellow")
+    path = task_with(tmp_path, desk(roles=roles), red, yellow, policy=calls("list_channels"))
+    (path.parent / "agents" / "typo.toml").write_text('[[turn]]\nactions = [{ call = "list_chanels" }]\n')
+    one = dry_run(agentenv_cli, path, "--agent", "yellow=typo")
+    lines = one.stderr.removeprefix("error: ").splitlines()
+    assert one.returncode == 2 and len(lines) == 1, one  # red keeps its own policy
+    assert "step 'yellow' (deploy_agent): typo.toml turn[0].actions[0].call: no tool 'list_chanels'" in lines[0]
+    assert dry_run(agentenv_cli, path, "--agent", "typo", "--agent", "yellow=policy").returncode == 2  # red: typo
+    assert dry_run(agentenv_cli, path, "--agent", "red=policy", "--agent", "yellow=scripted").returncode == 0
+    blue = dry_run(agentenv_cli, path, "--agent", "blue=policy")
+    assert blue.returncode == 2 and "--agent blue=policy: no deploy_agent step acts as role 'blue'" in blue.stderr
+    assert "(the task's agents act as: red, yellow)" in blue.stderr
+    twice = dry_run(agentenv_cli, path, "--agent", "red=policy", "--agent", "red=typo")
+    assert twice.returncode == 2 and "two choices for role 'red'" in twice.stderr
+    nobody = dry_run(agentenv_cli, path, "--agent", "red=nobody")
+    assert nobody.returncode == 2 and "--agent red=nobody: neither an installed agent kind" in nobody.stderr
 
 
 BROKEN_ENV = "import nonexistent_sdk_for_the_test\n"

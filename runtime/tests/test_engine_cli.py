@@ -116,6 +116,10 @@ def test_runs_show_trajectory_and_list(cli: Path, agentenv: Agentenv) -> None:
     text = agentenv("runs", "show", run_id[:-1])  # a unique prefix
     assert text.returncode == 0
     assert f"run {run_id}  task graded  succeeded  passed=True  score=0.900" in text.stdout
+    # every verifier's rows, each with what decided it (they were only in --json)
+    verifier_table = text.stdout.split("VERIFIER", 1)[1].splitlines()
+    assert verifier_table[0].split() == ["CRITERION", "PASSED", "SCORE", "WEIGHT", "DETAIL"]
+    assert verifier_table[2].split() == ["grade", "fixed", "-", "0.90", "-", "-"]
     assert f"{FIXTURE_DIST} {FIXTURE_VERSION}" in text.stdout
 
     trajectory = agentenv("runs", "trajectory", run_id, "--json")

@@ -261,3 +261,33 @@ def test_dry_run_checks_everything_and_runs_nothing(cli_setup: Path, agentenv: A
     result = agentenv("run", str(cyclic), "--dry-run")
     assert result.returncode == 2
     assert result.stderr == f"error: {cyclic}: field `depends_on`: steps form a cycle: a → a\n"
+
+
+class Crashes(make_step("crashes", _nothing, settings=Noted)):  # type: ignore[misc]
+    """A third-party step type whose own checks have a bug: its preflight raises, its needs_model too."""
+
+    def preflight(self, settings: BaseModel, step_ids: list[str]) -> list[tuple[str, str]]:
+        raise KeyError("label")
+
+    def needs_model(self, settings: BaseModel) -> tuple[str, str] | None:
+        raise RuntimeError("boom")
+
+
+def test_a_step_type_whose_checks_raise_is_a_problem_of_its_plugin_not_a_crash(tmp_path: Path) -> None:
+    """The run is refused with one line per failing check, naming the step, the type and its plugin, beside the
+    task's other problems (a traceback used to end the command)."""
+    path, message = _error(
+        tmp_path,
+        [{"id": "one", "type": "crashes", "label": "x"}, {"id": "two", "type": "picky", "count": -1, "label": "two"}],
+        Crashes,
+        Picky,
+    )
+    lines = message.splitlines()
+    assert len(lines) == 3, message
+    where = f"{path}: step 'one' (crashes): "
+    assert lines[0] == (
+        f"{where}its preflight raised KeyError: 'label' (a bug in agentenv-engine-tests, which registers step type "
+        "'crashes'; fix it there, or report it to its authors)"
+    )
+    assert lines[1].startswith(f"{where}its needs_model raised RuntimeError: boom (a bug in agentenv-engine-tests")
+    assert lines[2].startswith(f"{path}: step 'two' (picky): field `count`")

@@ -118,3 +118,30 @@ def test_a_foreign_agentenv_package_is_detected(on_path: Path, agentenv: Cli) ->
     version = agentenv("--version")
     assert version.returncode == 0 and version.stdout.startswith("agentenv ")
     assert "warning: agentenv 9.9.9 also installs a top-level `agentenv`; fix: pip uninstall agentenv" in version.stderr
+
+
+def test_a_bundle_whose_plugin_is_disabled_is_not_ready(
+    on_path: Path, tmp_path: Path, agentenv: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A required plugin that is installed but turned off (AGENTENV_DISABLE_PLUGINS, or left out of AGENTENV_PLUGINS)
+    or skipped as broken contributes nothing: the bundle needs it as much as if it were not installed."""
+    install_library(on_path, "agentenv-fixture-lib")
+    install_bundle(on_path, tmp_path, {"agentenv-fixture-lib": ">=0.1,<0.2"})
+    monkeypatch.setenv("AGENTENV_DISABLE_PLUGINS", "fixture-lib")
+    row = next(line for line in agentenv("run").stdout.splitlines() if line.startswith("fixture "))
+    assert "needs plugins" in row
+    result = agentenv("plugin", "check", "--json")
+    (problem,) = [p for p in result.json()["problems"] if p["code"] == "bundle-requirement"]
+    assert problem["message"] == (
+        "bundle 'fixture' needs agentenv-fixture-lib>=0.1,<0.2; agentenv-fixture-lib 0.1.0 is installed but disabled "
+        "(AGENTENV_DISABLE_PLUGINS=fixture-lib)"
+    )
+    assert problem["fix"] == "take fixture-lib out of AGENTENV_DISABLE_PLUGINS"
+    refused = agentenv("run", "fixture")
+    assert refused.returncode == 2 and "agentenv-fixture-lib 0.1.0 is installed but disabled" in refused.stderr
+    monkeypatch.delenv("AGENTENV_DISABLE_PLUGINS")
+    monkeypatch.setenv("AGENTENV_PLUGINS", "fixture-bundle,runtime")
+    allowed = agentenv("plugin", "check", "--json")
+    (problem,) = [p for p in allowed.json()["problems"] if p["code"] == "bundle-requirement"]
+    assert problem["message"].endswith("is installed but disabled (not in AGENTENV_PLUGINS=fixture-bundle,runtime)")
+    assert problem["fix"] == "add fixture-lib to AGENTENV_PLUGINS"

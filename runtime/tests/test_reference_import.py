@@ -151,6 +151,53 @@ def test_reference_triggers_are_translated() -> None:
     assert "step 'rules' (register_env_triggers): field `triggers.0.when.type: 'website' triggers" in text
 
 
+def test_executor_and_await_fields_of_register_env_triggers_are_mapped(tmp_path: Path) -> None:
+    theirs = {"id": "t1", "when": {"type": "action", "tool": "get_ticket"},
+              "actions": [{"type": "permission", "action": "enable", "role": "support", "tools": ["issue_refund"]}]}
+    steps = [
+        {"id": "env", "type": "deploy_env", "env_id": "helpdesk"},
+        {"id": "boss", "type": "deploy_agent", "agent_name": "boss", "env_ids": ["helpdesk"]},
+        {"id": "rules", "type": "register_env_triggers", "env_id": "helpdesk", "triggers": [theirs],
+         "executor_agent_name": "boss", "executor_timeout_seconds": 30, "await_fired": ["t1"],
+         "await_timeout_seconds": 600, "executor_hours": {"start": "09:00"}},
+    ]
+    imported = import_reference_task(steps, name="x")
+    rules = next(s for s in imported.task["steps"] if s["id"] == "rules")
+    assert rules["executor_agent"] == "boss" and rules["executor_timeout_seconds"] == 30
+    assert rules["await_fired"] == ["t1"] and rules["await_timeout_seconds"] == 600
+    assert imported.unmapped == [
+        "step 'rules' (register_env_triggers): field `executor_hours`: no counterpart in agentenv's triggers"
+    ]
+
+
+def test_load_artifact_into_sandboxes_from_earlier_steps_and_snapshot_after_load_are_mapped() -> None:
+    steps = [
+        {"id": "env", "type": "deploy_env", "env_id": "helpdesk"},
+        {"id": "load", "type": "load_artifact", "env_id": "helpdesk", "artifact_id": "acme",
+         "snapshot_after_load": True},
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box"},
+        {"id": "grab", "type": "collect_artifacts", "sandbox_name": "box", "paths": ["out.txt"]},
+        {"id": "files", "type": "load_artifact", "sandbox_name": "box", "collected_artifacts_step_id": "grab",
+         "destination_path": "/app/in"},
+        {"id": "data", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "seed-data"},
+        {"id": "again", "type": "load_artifact", "env_id": "helpdesk", "artifact_from_step_id": "load",
+         "urls": ["https://example.com/a.json"]},
+    ]  # fmt: skip
+    imported = import_reference_task(steps, name="x")
+    by_id = {s["id"]: s for s in imported.task["steps"]}
+    assert by_id["load"]["snapshot_after_load"] is True and by_id["load"]["artifacts"] == ["helpdesk=acme"]
+    files = by_id["files"]
+    assert (files["type"], files["sandbox"], files["artifacts"], files["path"]) == (
+        "load_artifact", "box", ["step:grab"], "/app/in"
+    )
+    assert by_id["data"]["artifacts"] == ["file:artifacts/seed-data"] and by_id["data"]["path"] == "/app/seed-data"
+    assert by_id["again"]["artifacts"] == ["step:load"]
+    assert [line for line in imported.unmapped if "load_artifact" in line] == [
+        "step 'again' (load_artifact): field `urls`: agentenv loads artifacts from the bundle, the object store or "
+        "earlier steps, not from URLs"
+    ]
+
+
 def test_reading_a_reference_file_refuses_unmapped_fields(tmp_path: Path) -> None:
     path = tmp_path / "task.json"
     path.write_text(json.dumps([{"id": "env", "type": "deploy_env", "env_id": "helpdesk", "ttl_seconds": 60}]))

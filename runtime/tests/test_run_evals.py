@@ -237,3 +237,21 @@ def test_placeholder_defaults_fill_a_plain_run_and_a_row_wins_over_them(
     )
     bad = agentenv("run", str(bundle), "--task", "batch")
     assert bad.returncode == 2 and "placeholders" in bad.stderr and "not a name" in bad.stderr, bad
+
+
+def test_every_batch_prints_the_aggregate_table_even_with_one_run_per_task(
+    bundle: Path, agentenv: Agentenv, tmp_path: Path
+) -> None:
+    write(bundle / "evals" / "once.toml", 'tasks = ["high", "low"]\nk = 1\n')
+    text = agentenv("run", str(bundle), "--eval", "once")
+    assert text.returncode == 1, text
+    lines = text.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("TASK") and "PASS RATE" in line)
+    table = [line.split() for line in lines[header + 1 :] if line.split()[:1] in (["high"], ["low"])]
+    assert [row[:3] for row in table] == [["high", "1", "1"], ["low", "1", "0"]]
+    assert table[0][4:8] == ["100.0%", "0.90", "0.90", "0.90"] and table[1][4] == "0.0%"
+
+    seeds = write(tmp_path / "one.csv", "customer,score\nana,0.9\n")
+    single = agentenv("run", str(bundle), "--task", "batch", "--seeds", seeds)
+    assert single.returncode == 0, single
+    assert any(line.split()[:3] == ["batch", "1", "1"] for line in single.stdout.splitlines()), single.stdout

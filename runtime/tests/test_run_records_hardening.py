@@ -71,14 +71,22 @@ def test_a_trajectory_that_cannot_be_stored_fails_the_run(cli: Path, agentenv: A
         objects.write_text("a file where the runs folder should be")  # root ignores modes; a file blocks it
     try:
         result = agentenv("run", str(write_task(TASK, cli / "tasks")), "--json")
+        table = agentenv("run", str(write_task(TASK, cli / "tasks")))
     finally:
         if objects.is_dir():
             objects.chmod(0o700)
     assert result.returncode == 1, result  # was PASSED, exit 0
     (task,) = result.json()["tasks"]
     assert task["passed"] is False and task["status"] == "failed"
+    assert task["reason"].startswith("saving world deploy: "), task  # every step succeeded: only the store failed
     listed = agentenv("runs", "show", task["run_id"])
     assert "store error: saving world deploy" in listed.stdout
+    # the table said "failed 1.00" and nothing else
+    assert table.returncode == 1, table
+    row = next(line for line in table.stdout.splitlines() if line.startswith("marked "))
+    assert row.split()[1:3] == ["failed", "1.00"]
+    why = next(line for line in table.stdout.splitlines() if line.startswith("marked: failed: "))
+    assert "saving world deploy: " in why and "the run's record or trajectory could not be stored" in why
 
 
 def test_a_broken_document_store_is_a_one_line_error(cli: Path, agentenv: Agentenv) -> None:

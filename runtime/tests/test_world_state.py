@@ -317,3 +317,40 @@ def test_threads_reading_one_env_at_once_do_not_deadlock() -> None:
     except subprocess.TimeoutExpired:
         raise AssertionError("threads sharing an env's connection deadlocked") from None
     assert child.returncode == 0 and child.stdout.strip() == "done", child.stderr[-2000:]
+
+
+class Seer(NotesEnv):
+    """Remembers every world that composed it (what a web front end or a browser env keeps to reach its world)."""
+
+    name = "seer"
+
+    def joined(self, world: Any) -> None:
+        self.worlds = [*getattr(self, "worlds", []), world]
+
+
+def test_an_env_is_told_of_each_world_that_composes_it() -> None:
+    env = Seer()
+    world = World([NotesEnv(), env])
+    assert env.worlds == [world]
+    clone = world.fork()
+    forked = clone.env("seer")
+    assert forked is not env and forked.worlds == [world, clone]  # type: ignore[attr-defined]
+    assert env.worlds == [world]  # the parent's env still knows only its own world
+    late = Seer()
+    other = World([NotesEnv()])
+    other.add_env(late)
+    assert late.worlds == [other]
+
+
+def test_held_restores_keep_the_schema_round_after_round() -> None:
+    """A world put back to one checkpoint again and again (an RL reset loop), without the state digest on: the
+    hold savepoint taken right after a restore once lost the schema on the second rewind ("no such table")."""
+    template = World([NotesEnv()])
+    assert template.call("add", {"body": "first"}).ok
+    world = template.fork()
+    start = world.checkpoint()
+    for _ in range(4):
+        outcome = world.call("add", {"body": "again"})
+        assert outcome.ok, outcome.error
+        world.restore_checkpoint(start, hold=True)
+    assert world.query("notes", "SELECT body FROM notes") == [{"body": "first"}]

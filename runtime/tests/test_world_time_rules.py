@@ -236,3 +236,45 @@ def test_a_thousand_armed_triggers_still_fire_the_one_watching_the_call() -> Non
         w.add_trigger({"id": f"t{i}", "kind": "tool_call", "when": when, "actions": [action]})
     w.call("add", {"body": "b998"}, role="agent")
     assert [t for t, a in w.triggers.items() if a.fired] == ["t998"]
+
+
+def _busy(w: World) -> World:
+    """Fixed, random, working-hours and delayed triggers at once, some due at the same instant."""
+    hours = {"start": "09:00", "end": "17:00", "time_zone": "Europe/Berlin"}
+    for i in range(24):
+        every: Any = {"dist": "exponential", "mean": "3h"} if i % 3 == 0 else f"{2 + i % 5}h"
+        w.add_trigger(
+            {
+                "id": f"t{i:02d}",
+                "kind": "time",
+                "when": {"at": f"{i % 4 + 8:02d}:00", "every": every, **({"count": 9} if i % 4 == 1 else {})},
+                **({"working_hours": hours} if i % 5 == 0 else {}),
+                **({"delay": "45m"} if i % 7 == 0 else {}),
+                "actions": [{"call_tool": {"tool": "add", "args": {"body": f"t{i:02d}"}}}],
+            }
+        )
+    return w
+
+
+def test_the_incremental_timeline_fires_as_a_full_rebuild_does() -> None:
+    """The index moves one trigger per firing on its heap; rebuilding the whole index after every change (what
+    it replaced) must give the same firings at the same times, ties and deferred actions included."""
+    fast, slow = _busy(world(seed=5)), _busy(world(seed=5))
+    schedule = slow._schedule
+
+    def rebuild_every_time(armed: Any, after: datetime) -> None:
+        schedule(armed, after)
+        slow._changed()
+
+    slow._schedule = rebuild_every_time  # type: ignore[method-assign]
+    for w in (fast, slow):
+        w.run_until_idle(until="2026-11-25T08:00:00Z")
+        w.remove_trigger("t03")  # a removal and a restore in the middle of the week
+        w.restore(w.snapshot())
+        w.run_until_idle(until="2026-11-30T08:00:00Z")
+
+    def firings(w: World) -> list[tuple[str, str, str]]:
+        return [(e["virtual_time"], e["kind"], e.get("trigger") or "") for e in w.trajectory.events]
+
+    assert len(firings(fast)) > 500 and firings(fast) == firings(slow)
+    assert {a.fired for a in fast.triggers.values()} == {a.fired for a in slow.triggers.values()}

@@ -16,8 +16,10 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:  # for type checkers (exported through __all__); at run time __getattr__ imports them
     from agentenv.cli.main import collect_garbage_again, main
     from agentenv.cli.output import fail, print_json, print_table
+    from agentenv.cli.plugin_cmd import installer
     from agentenv.plugins.cache import cached
     from agentenv.plugins.compat import installed_version
+    from agentenv.plugins.first_party import FIRST_PARTY
     from agentenv.plugins.host import ContributionError, PluginHost, get_host, reset_host
     from agentenv.plugins.info import PluginInfo
     from agentenv.plugins.problems import Problem
@@ -26,11 +28,11 @@ if TYPE_CHECKING:  # for type checkers (exported through __all__); at run time _
 
 __all__ = ["ContributionError", "PluginHost", "PluginInfo", "Problem", "__version__", "cached", "canonical"]
 __all__ += ["collect_garbage_again", "fail", "get_host", "installed_version", "main", "print_json", "print_table"]
-__all__ += ["reset_host", "validate_contribution"]
+__all__ += ["FIRST_PARTY", "installer", "reset_host", "validate_contribution"]
 _HOMES = {  # private module -> the public names it holds
     "cli.main": "collect_garbage_again main", "cli.output": "fail print_json print_table", "plugins.cache": "cached",
     "plugins.compat": "installed_version", "plugins.host": "ContributionError PluginHost get_host reset_host",
     "plugins.info": "PluginInfo", "plugins.problems": "Problem", "plugins.requirements": "canonical",
-    "plugins.validate": "validate_contribution",
+    "plugins.validate": "validate_contribution", "cli.plugin_cmd": "installer", "plugins.first_party": "FIRST_PARTY",
 }
 __getattr__ = lazy_getattr(__name__, _HOMES)

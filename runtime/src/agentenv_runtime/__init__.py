@@ -22,6 +22,7 @@ _answer_pydantic_plugin_lookup()  # before any model is built: see `pydantic_plu
 if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv.contracts import Message as Message
 
+    from agentenv_runtime.engine.agent_choice import agent_for_role as agent_for_role
     from agentenv_runtime.engine.bundle import bundle_of_task_file as bundle_of_task_file
     from agentenv_runtime.engine.bundle import find_bundle as find_bundle
     from agentenv_runtime.engine.context import CURRENT_STEP as CURRENT_STEP
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.engine.records import RUNS as RUNS
     from agentenv_runtime.engine.records import Records as Records
     from agentenv_runtime.engine.records import StoreError as StoreError
+    from agentenv_runtime.engine.records import resolve_reference as resolve_reference
     from agentenv_runtime.engine.runner import RolloutJob as RolloutJob
     from agentenv_runtime.engine.runner import TaskRunner as TaskRunner
     from agentenv_runtime.engine.runner import combine_digests as combine_digests
@@ -95,6 +97,11 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv_runtime.world.rbac import DEFAULT_ROLE as DEFAULT_ROLE
     from agentenv_runtime.world.rbac import SYSTEM_ROLE as SYSTEM_ROLE
     from agentenv_runtime.world.reference_triggers import is_reference_trigger as is_reference_trigger
+    from agentenv_runtime.world.schedule import WorkingHours as WorkingHours
+    from agentenv_runtime.world.tool_tokens import first_sentence as first_sentence
+    from agentenv_runtime.world.tool_tokens import openai_tools as openai_tools
+    from agentenv_runtime.world.tool_tokens import short_descriptions as short_descriptions
+    from agentenv_runtime.world.tool_tokens import tool_prompt_tokens as tool_prompt_tokens
     from agentenv_runtime.world.trajectory import Trajectory as Trajectory
     from agentenv_runtime.world.trajectory import trajectory_digest as trajectory_digest
     from agentenv_runtime.world.triggers import BUILTIN_TRIGGER_KINDS as BUILTIN_TRIGGER_KINDS
@@ -113,12 +120,14 @@ if TYPE_CHECKING:  # explicit re-exports for type checkers
 
 _HOMES = {  # public name -> the module that holds it (`module:attribute` where the names differ)
     "StoreError": "agentenv_runtime.engine.records",
+    "resolve_reference": "agentenv_runtime.engine.records",
     "combine_digests": "agentenv_runtime.engine.runner",
     "task_json_schema": "agentenv_runtime.engine.task",
     "broken_reason": "agentenv_runtime.world.build",
     "Registry": "agentenv_runtime.registry",
     "trajectory_digest": "agentenv_runtime.world.trajectory",
     "Message": "agentenv.contracts.trigger",
+    "agent_for_role": "agentenv_runtime.engine.agent_choice",
     "bundle_of_task_file": "agentenv_runtime.engine.bundle",
     "find_bundle": "agentenv_runtime.engine.bundle",
     "CURRENT_STEP": "agentenv_runtime.engine.context",
@@ -170,8 +179,13 @@ _HOMES = {  # public name -> the module that holds it (`module:attribute` where 
     "parse_time": "agentenv_runtime.world.clock",
     "DEFAULT_ROLE": "agentenv_runtime.world.rbac",
     "SYSTEM_ROLE": "agentenv_runtime.world.rbac",
+    "first_sentence": "agentenv_runtime.world.tool_tokens",
+    "openai_tools": "agentenv_runtime.world.tool_tokens",
+    "short_descriptions": "agentenv_runtime.world.tool_tokens",
+    "tool_prompt_tokens": "agentenv_runtime.world.tool_tokens",
     "is_reference_trigger": "agentenv_runtime.world.reference_triggers",
     "translate_reference_trigger": "agentenv_runtime.world.reference_triggers:translate",
+    "WorkingHours": "agentenv_runtime.world.schedule",
     "Trajectory": "agentenv_runtime.world.trajectory",
     "BUILTIN_TRIGGER_KINDS": "agentenv_runtime.world.triggers",
     "TriggerDef": "agentenv_runtime.world.triggers",

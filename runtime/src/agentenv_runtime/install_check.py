@@ -10,20 +10,22 @@ bundles that cannot run yet.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from agentenv import ContributionError, PluginHost, Problem, canonical
+from agentenv import ContributionError, PluginHost, Problem, cached, canonical
 from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 
 from agentenv_runtime.engine.bundle import Bundle, read_bundle
-from agentenv_runtime.engine.ranges import unmet_ranges
 from agentenv_runtime.engine.task import TaskError
+from agentenv_runtime.env.artifact import ArtifactError
 
 BUNDLE_REQUIREMENT = "bundle-requirement"
 BUNDLE_UNREADABLE = "bundle-unreadable"
 STORE_MISSING = "store-missing"
 SANDBOX_MISSING = "sandbox-missing"
 TOOL_SCHEMA = "tool-schema"
+ARTIFACT_INVALID = "artifact-invalid"
 STORE_KINDS = ("document", "object", "secret", "image")
 
 
@@ -32,7 +34,7 @@ def install_problems(host: PluginHost, without: str | None = None) -> list[Probl
     gone = canonical(without) if without else None
     problems = bundle_problems(host, gone)
     if gone is None:  # what is wrong now, not what a removal would break
-        problems += foreign_package_problems() + tool_schema_problems(host)
+        problems += foreign_package_problems() + tool_schema_problems(host) + artifact_problems(host)
     try:
         config = load_config()
     except ConfigError as exc:  # `config show` explains it in full; a check must still answer
@@ -59,12 +61,59 @@ def tool_schema_problems(host: PluginHost) -> list[Problem]:
     for _, entry in sorted(host.usable(kinds.ENVS).items()):
         if not (isinstance(entry.obj, type) and issubclass(entry.obj, Env)):
             continue
-        for spec in entry.obj.tool_specs().values():
-            problem = spec.schema_problem()
-            if problem:
-                fix = "give the parameter a type with a JSON Schema (docs/authoring.md: the type hints tools may use)"
-                problems.append(Problem(entry.plugin, TOOL_SCHEMA, f"{entry.dist}: {problem}", fix))
+        for problem in entry.obj.schema_problems():
+            fix = "give each such parameter a type with a JSON Schema (docs/authoring.md: the type hints tools may use)"
+            problems.append(Problem(entry.plugin, TOOL_SCHEMA, f"{entry.dist}: {problem}", fix))
     return problems
+
+
+def artifact_problems(host: PluginHost) -> list[Problem]:
+    """Packaged artifacts that do not load into their env (a table or column it lacks, a broken constraint, bad
+    JSON), which a run would meet at its load step. Each is loaded into a fresh env of its own; the verdicts are
+    kept (`agentenv.cached`) until an artifact file or anything installed changes: loading globex takes seconds."""
+    import json
+    import os
+
+    from agentenv_runtime.env.env import Env
+
+    envs = {name: entry for name, entry in host.usable(kinds.ENVS).items() if _is_env(entry.obj, Env)}
+    files = {(name, art): path for name, entry in envs.items() for art, path in entry.obj.artifact_paths().items()}
+    stamps = json.dumps(sorted([str(path), *_stamp(path)] for path in files.values()))
+    found = cached("artifacts", lambda: _artifact_verdicts(envs, list(files)), os.environ, stamps)
+    fix = "fix the file (docs/authoring.md: the artifact file format), then `agentenv plugin check` again"
+    problems = []
+    for env_name, artifact, why in found:
+        entry = envs[env_name]
+        message = f"{entry.dist}: env {env_name!r}, artifact {artifact!r}: {why}"
+        problems.append(Problem(entry.plugin, ARTIFACT_INVALID, message, fix))
+    return problems
+
+
+def _is_env(obj: object, base: type) -> bool:
+    return isinstance(obj, type) and issubclass(obj, base)
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_size, info.st_mtime_ns
+
+
+def _artifact_verdicts(envs: dict[str, Any], artifacts: list[tuple[str, str]]) -> list[list[str]]:
+    """[env, artifact, why it does not load] for each packaged artifact that does not load (JSON, for the cache)."""
+    found = []
+    for env_name, artifact in sorted(artifacts):
+        cls = envs[env_name].obj
+        try:
+            env = cls()
+        except Exception:  # an env that needs settings: its artifacts are checked where a task deploys it
+            continue
+        try:
+            env.load(cls.find_artifact(artifact))
+        except ArtifactError as exc:  # names the file and the field
+            found.append([env_name, artifact, " ".join(str(exc).split())])
+        except Exception as exc:  # the env's own load (a constraint, an override of `_load_rows`)
+            found.append([env_name, artifact, f"{type(exc).__name__}: {exc}"])
+    return found
 
 
 def bundle_problems(host: PluginHost, gone: str | None = None) -> list[Problem]:
@@ -97,17 +146,9 @@ def unmet_needs(bundle: Bundle, host: PluginHost, gone: str | None = None) -> li
             if canonical(dist) == gone
         ]
     try:
-        unmet = unmet_ranges(bundle.requires, host, f"{bundle.path / 'bundle.toml'}: field `requires")
+        return bundle.unmet(host)
     except TaskError as exc:
         return [(str(exc), "fix the range in the bundle's bundle.toml")]
-    return [
-        (
-            f"bundle {bundle.name!r} needs {dist}{spec}, "
-            + (f"but {dist} {have} is installed" if have else "which is not installed"),
-            f"agentenv plugin add '{dist}{spec}'",
-        )
-        for dist, spec, have in unmet
-    ]
 
 
 def _store_missing(host: PluginHost, kind: str, name: object, source: str) -> Problem:

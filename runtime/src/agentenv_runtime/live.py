@@ -7,7 +7,8 @@ a live explorer writes the run event log (`events.py`) to `.agentenv/live/PID.js
 written and no observer is registered: a runner pays one walk up the folders for the config and one glob.
 
 The project is the folder holding `.agentenv/config.toml` (found as the config is: `AGENTENV_CONFIG`, else walking
-up), or the working directory when there is no config file.
+up), or the working directory when there is no config file: the same folder the local stores' relative paths
+are taken against (`agentenv_store_local.api.project_root`).
 """
 
 from __future__ import annotations
@@ -23,21 +24,9 @@ LIVE_MARKER = "explorer-{pid}.json"
 project, and one stopping must not blind the others)."""
 
 
-def project_root(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
-    """The folder whose `.agentenv/` holds the config in use (the working directory when none is found)."""
-    from agentenv.config import ConfigError, find_config_file
-
-    try:
-        found = find_config_file(cwd, environ)
-    except ConfigError:
-        found = None
-    if found is None:
-        return (cwd or Path.cwd()).resolve()
-    folder = found.resolve().parent
-    return folder.parent if folder.name == ".agentenv" else folder
-
-
 def live_folder(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    from agentenv_store_local.api import project_root  # the stores' project is the live log's
+
     return project_root(cwd, environ) / LIVE_FOLDER
 
 

@@ -255,6 +255,23 @@ def install_good_plugin(root: Path) -> Path:
     )
 
 
+def env_plugin(name: str, target: str) -> str:
+    """An entry module registering one env, `name`, by `ClassRef` to `target` ("module:Class")."""
+    return (
+        "from agentenv.contracts import ClassRef\nfrom agentenv.hookspecs import hookimpl\n\n\n@hookimpl\n"
+        f"def agentenv_register_envs():\n    return [ClassRef({name!r}, {target!r})]\n"
+    )
+
+
+def install_env_plugin(root: Path, env: str, source: str, class_name: str) -> Path:
+    """A distribution `agentenv-<env>` (`_` as `-`) whose plugin registers env `env` by `ClassRef`: the class
+    `class_name` of module `<env>_env`, whose text is `source`; it declares the kernel and runtime ranges."""
+    slug = env.replace("_", "-")
+    plugin = env_plugin(env, f"{env}_env:{class_name}")
+    return install_fixture_plugin(root, f"agentenv-{slug}", "1.0.0", slug, f"{env}_plugin", plugin,
+                                  [KERNEL_RANGE, RUNTIME_RANGE], extra_modules={f"{env}_env": source})  # fmt: skip
+
+
 def step_plugin(step_module: str) -> str:
     """An entry module registering the step classes that `step_module` exports as STEPS."""
     return f"""

@@ -12,7 +12,8 @@ Fixtures:
   `CliResult` (exit code, stdout, stderr);
 - `docker_engine`: skips the test, saying why, when no Docker engine answers (session-wide);
 - `docker_registry`: Debian's `docker-registry` on a free loopback port with its own config and storage, for the
-  session (skips when it is not installed): the registry cloud image stores push to in tests.
+  session (skips when it is not installed, fails instead under `AGENTENV_CI=1`): the registry cloud image stores
+  push to in tests.
 
 Only the standard library and the kernel are imported here, so having the plugin installed costs every
 pytest session nothing.
@@ -20,6 +21,7 @@ pytest session nothing.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,6 +36,10 @@ if TYPE_CHECKING:
     from agentenv_testing.installs import CliResult
     from agentenv_testing.services import LoopbackService
     from agentenv_testing.tasks import TaskRuns
+
+
+CI_VAR = "AGENTENV_CI"
+"""Set by `.ci/run`: the services its setup scripts install are required, never a reason to skip."""
 
 
 def write_local_config(folder: Path) -> Path:
@@ -131,6 +137,9 @@ def docker_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loopba
 
     service = make_registry(tmp_path_factory.mktemp("docker-registry"))
     if service is None:
-        pytest.skip("docker-registry is not installed (apt-get install docker-registry; .ci/run installs it)")
+        why = "docker-registry is not installed (apt-get install docker-registry: .ci/setup.d/30-docker-registry.sh)"
+        if os.environ.get(CI_VAR):  # CI installs it: a skip there would hide tests it could have run
+            pytest.fail(f"{why}; {CI_VAR} is set, so the tests that need it fail instead of skipping")
+        pytest.skip(why)
     with service:
         yield service

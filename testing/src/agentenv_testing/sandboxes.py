@@ -59,6 +59,9 @@ def _poll(url: str, seconds: float, *, serving: bool) -> bytes | None:
     return body
 
 
+LIMITS: dict[str, Any] = {"cpu": 1.0, "memory_mb": 256, "disk_mb": 512}
+
+
 class SandboxProviderConformance:
     """The `SandboxProvider` / `Sandbox` contract: exec, env, files, ports, teardown, labels, refusals."""
 
@@ -66,6 +69,11 @@ class SandboxProviderConformance:
     supports_network_allowlist: bool = False
     supports_ports: bool = True
     supports_limits: bool = False
+    limits: frozenset[str] | None = None
+    """The resource limits it enforces, of cpu, memory_mb and disk_mb (None: all three with `supports_limits`,
+    else none); the others must be refused."""
+    network_modes: frozenset[str] = frozenset()
+    """Which of the `loopback` and `none` network modes it enforces; the others must be refused."""
     image: str | None = None
     mode: str = "container"
     """The mode the kit's sandboxes are made in (`vm` for a provider that offers only VMs)."""
@@ -74,6 +82,20 @@ class SandboxProviderConformance:
     """Shell command that starts a background HTTP server on `{port}`, serving the working folder."""
     ready_seconds: float = 60.0
     """How long the port test waits for the server to answer, then to go (a limit, not a timing check)."""
+    inside_url: str = "http://127.0.0.1:{port}/kit.txt"
+    """Where the port test's server answers inside the sandbox (a provider that remaps ports says where)."""
+    probe_command: str = (
+        "python3 -c \"import sys, time, urllib.request\n"
+        "end = time.monotonic() + float(sys.argv[2])\n"
+        "while True:\n"
+        "    try:\n"
+        "        sys.exit(0 if urllib.request.urlopen(sys.argv[1], timeout=5).read() else 1)\n"
+        "    except OSError:\n"
+        "        if time.monotonic() > end: sys.exit(3)\n"
+        "        time.sleep(0.2)\" {url} {seconds}"
+    )
+    """Shell command run inside the sandbox when the port test fails, waiting (up to `{seconds}`) for `{url}`: it
+    tells a server that never ran apart from a port the host cannot reach. Exit 127 (no python3): no hint."""
 
     def make_provider(self, tmp_path: Path) -> SandboxProvider:
         """Return the provider under test; override in the subclass."""
@@ -145,9 +167,28 @@ class SandboxProviderConformance:
         started = sandbox.exec(["sh", "-c", self.serve_command.format(port=port)], timeout=60)
         assert started.exit_code == 0, started.stderr
         url = sandbox.url(port).rstrip("/") + "/kit.txt"
-        assert _poll(url, self.ready_seconds, serving=True) == b"served by the sandbox", f"{url} never answered"
+        if _poll(url, self.ready_seconds, serving=True) != b"served by the sandbox":
+            raise AssertionError(self._port_hint(sandbox, port, url))
         sandbox.teardown()
         assert _poll(url, self.ready_seconds, serving=False) is None, f"{url} still answers after teardown"
+
+    def _port_hint(self, sandbox: Sandbox, port: int, url: str) -> str:
+        """Why `url` never answered: the server did not run inside the sandbox, or the host cannot reach it."""
+        inside = self.inside_url.format(port=port)
+        probe = sandbox.exec(["sh", "-c", self.probe_command.format(url=inside, seconds=5)], timeout=120)
+        head = f"{url} (what `Sandbox.url({port})` returned) never answered within ready_seconds={self.ready_seconds}"
+        if probe.exit_code == 0:
+            return (
+                f"{head}, but the server answers inside the sandbox at {inside}: publish the spec's `ports` to the "
+                "host and return that address from `url()` (raise `ready_seconds` for a provider with slow tunnels)"
+            )
+        if probe.exit_code == 127:
+            return f"{head}; the kit could not look inside the sandbox (no python3 there: set `probe_command`)"
+        return (
+            f"{head}, and the server `serve_command` starts did not answer inside the sandbox at {inside} either: a "
+            "sandbox must keep what a command starts in the background running until teardown, and the image needs "
+            "python3 (or set `serve_command`; a provider that remaps ports sets `inside_url`)"
+        )
 
     def test_teardown_is_final_and_idempotent(self, tmp_path: Path) -> None:
         provider = self.make_provider(tmp_path)
@@ -184,8 +225,11 @@ class SandboxProviderConformance:
             cases.append(("mode", {"mode": "vm"}))
         if not self.supports_network_allowlist:
             cases.append(("network", {"network": NetworkPolicy(mode="allowlist", allow=["example.com"])}))
-        if not self.supports_limits:
-            cases += [("cpu", {"cpu": 1.0}), ("memory_mb", {"memory_mb": 256}), ("disk_mb", {"disk_mb": 512})]
+        enforced = self.limits if self.limits is not None else frozenset(LIMITS if self.supports_limits else ())
+        cases += [(field, {field: value}) for field, value in LIMITS.items() if field not in enforced]
+        for mode in ("loopback", "none"):
+            if mode not in self.network_modes:
+                cases.append(("network", {"network": NetworkPolicy(mode=mode)}))
         run = self.new_run_id()
         for field, spec in cases:
             err = _refusal(partial(self.create, provider, run, **spec))

@@ -8,6 +8,7 @@ directory beforehand with `pip download`. Without the variable, pip and the buil
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -18,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 WHEELHOUSE_VAR = "AGENTENV_WHEELHOUSE"
+FRAMEWORK_VENVS_VAR = "AGENTENV_FRAMEWORK_VENVS"
+"""Where `framework_venv` keeps its venvs (default `~/.cache/agentenv/framework-venvs`)."""
 
 
 def pip_source_args() -> list[str]:
@@ -85,3 +88,39 @@ def installed(python: Path) -> set[str]:
     """The lower-cased names of the distributions installed for `python`."""
     frozen = run([str(python), "-m", "pip", "list", "--format", "json"])
     return {row["name"].lower() for row in json.loads(frozen.stdout)}
+
+
+def uv_binary() -> str | None:
+    """uv on PATH, or where `./dev sync` installs it; None when there is none (a test then skips, naming it)."""
+    return shutil.which("uv") or next((str(p) for p in [Path.home() / ".local/bin/uv"] if p.exists()), None)
+
+
+def framework_venv(
+    name: str, requirements: Sequence[str | Path], *, python: str = "3.11", editables: Sequence[Path] = ()
+) -> Path:
+    """The interpreter of a venv holding a framework's real published packages, never the workspace lock's: made
+    with uv (its shared cache) under `$AGENTENV_FRAMEWORK_VENVS` and kept for reuse, keyed by what it holds.
+
+    `requirements` are pip arguments: names with versions, or a `Path` to a requirements file (its content goes
+    into the key); `editables` are local projects installed with `-e`. `python` is a version found on PATH
+    (`python3.11`) or under pyenv. Needs uv (`uv_binary()`)."""
+    uv = uv_binary()
+    assert uv is not None, "uv is not installed (./dev sync installs it)"
+    interpreter = shutil.which(f"python{python}") or str(Path.home() / f".pyenv/versions/{python}/bin/python")
+    held = [item.read_text(encoding="utf-8") if isinstance(item, Path) else item for item in requirements]
+    key = hashlib.sha256(json.dumps([held, python, [str(e) for e in editables]]).encode()).hexdigest()[:12]
+    root = Path(os.environ.get(FRAMEWORK_VENVS_VAR, Path.home() / ".cache/agentenv/framework-venvs"))
+    venv = root / f"{name}-{key}"
+    if (venv / ".agentenv-ready").exists():
+        return venv / "bin" / "python"
+    shutil.rmtree(venv, ignore_errors=True)
+    env = {"UV_PYTHON_DOWNLOADS": "never"}
+    made = run([uv, "venv", "-q", "-p", interpreter, str(venv)], env=env)
+    assert made.returncode == 0, made.stderr[-2000:]
+    args = [arg for item in requirements for arg in (["-r", str(item)] if isinstance(item, Path) else [item])]
+    args += [arg for project in editables for arg in ("-e", str(project))]
+    command = [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *args]
+    installed = run(command, env=env, timeout=1800)
+    assert installed.returncode == 0, f"{' '.join(command)}\n{installed.stderr[-3000:]}"
+    (venv / ".agentenv-ready").write_text("ok\n")
+    return venv / "bin" / "python"

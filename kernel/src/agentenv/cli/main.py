@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from agentenv import __version__
@@ -37,7 +37,7 @@ def _plugin_commands(group: str = "") -> dict[str, CliCommand]:
     found = {}
     for name, entry in get_host().registry(kinds.CLI_COMMANDS).items():
         parent, _, sub = name.partition(" ")
-        if (sub and parent == group) or (not sub and not group and name not in KERNEL_COMMANDS):
+        if (sub and parent == group and " " not in sub) or (not sub and not group and name not in KERNEL_COMMANDS):
             found[sub or name] = replace(entry.obj, help=f"{entry.obj.help} ({entry.dist})")
     return found
 
@@ -49,14 +49,17 @@ def _root_help(commands: dict[str, CliCommand]) -> str:
     return f"{usage}\n\n  {ABOUT}\n\nCommands:\n{listed}\n\nRun `agentenv COMMAND --help` for a command's options."
 
 
-def _as_click(obj: Any, name: str) -> Callable[..., Any]:
+def _as_click(obj: Any, name: str) -> Any:
     import typer.main
 
     if not isinstance(obj, typer.Typer):
         app = typer.Typer(add_completion=False)
         app.command(name=name)(obj)
         obj = app
-    return typer.main.get_command(obj)
+    command = typer.main.get_command(obj)  # a click command
+    for each in [command, *getattr(command, "commands", {}).values()]:  # one help style, plain, like `--help`'s
+        each.rich_markup_mode = None
+    return command
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -96,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     command = _as_click(load_target(chosen.target), name)
     for sub, declared in _plugin_commands(name).items():
-        command.add_command(_as_click(load_target(declared.target), sub), name=sub)  # type: ignore[attr-defined]
+        command.add_command(_as_click(load_target(declared.target), sub), name=sub)
     try:
         collect_garbage_again()
         command(args[1:], prog_name=f"agentenv {name}", standalone_mode=True)

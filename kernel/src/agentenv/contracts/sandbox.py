@@ -13,9 +13,11 @@ from agentenv.contracts.base import SettingsT as S
 
 
 class NetworkPolicy(BaseModel):
-    """`allow_all`, or only the listed hosts; a provider that cannot enforce it must refuse the spec."""
+    """`allow_all`; `allowlist` (only the listed hosts); `loopback` (only the sandbox's own loopback: nothing
+    outside it, in or out); `none` (no network at all, not even a loopback). A provider that cannot enforce the
+    mode must refuse the spec."""
 
-    mode: Literal["allow_all", "allowlist"] = "allow_all"
+    mode: Literal["allow_all", "allowlist", "loopback", "none"] = "allow_all"
     allow: list[str] = Field(default_factory=list)
 
 

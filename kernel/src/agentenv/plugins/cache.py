@@ -23,8 +23,8 @@ CACHE_DIR_VAR = "AGENTENV_CACHE_DIR"
 NO_CACHE_VAR = "AGENTENV_NO_CACHE"
 KEPT = 8
 """Fingerprints kept per environment (the oldest is dropped)."""
-FORMAT = 3
-"""Bump when the shape of what is cached changes, so older files are ignored."""
+FORMAT = 4
+"""Bump when what is cached changes (its shape or its verdicts), so older files are ignored."""
 _FINGERPRINTS: dict[tuple[tuple[str, int], ...], str] = {}
 """This process's fingerprints, by the import path and the modification time of each of its folders."""
 

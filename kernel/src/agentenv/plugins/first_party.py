@@ -5,7 +5,7 @@ with the workspace."""
 
 FIRST_PARTY = frozenset(f"agentenv-{name}" for name in (
     "a2a", "agents", "aws", "browser", "claude-code", "codex", "coding", "docker", "e2b", "email", "explorer",
-    "gateway", "gcp", "harness", "hello", "helpdesk", "kernel", "mcp", "modal", "model-standin", "openenv", "ray",
-    "retail", "rl", "runtime", "sandbox-local", "slack", "steps", "store-local", "support-desk", "tau2", "testing",
-    "validators", "workspace"
+    "gateway", "gcp", "harness", "hello", "helpdesk", "kernel", "mcp", "miniwob", "modal", "model-standin",
+    "openenv", "ray", "retail", "rl", "runtime", "sandbox-local", "slack", "steps", "store-local", "support-desk",
+    "tau2", "testing", "validators", "web-desk", "website", "workspace"
 ))  # fmt: skip

@@ -71,10 +71,12 @@ class Entry(Generic[T]):
 
         assert self._kind is not None, "a contribution registered by name has a kind"
         label = f"{self._kind.label} {self.name!r}"
+        fix = f"fix or upgrade {self.dist}"
         try:
             obj = load_target(self.target)
         except Exception as exc:  # third-party code: report, never crash the caller
             problem: str | None = f"importing {self.target} failed: {type(exc).__name__}: {exc}"
+            fix = import_fix(exc, self.dist, self.target.partition(":")[0], "the ClassRef's target") or fix
         else:
             key, problem = validate_contribution(self._kind, obj)
             if problem is None and key != self.name:
@@ -82,10 +84,19 @@ class Entry(Generic[T]):
             if problem is None:
                 return cast(T, obj)
         message = f"{label} of {self.dist} cannot be loaded: {problem}"
-        fix = f"fix or upgrade {self.dist}, or disable it: {DENY_VAR}={self.plugin}"
+        fix = f"{fix}, or disable it: {DENY_VAR}={self.plugin}"
         if self._info is not None:
             self._info.problems.append(Problem(self.plugin, codes.INVALID_CONTRIBUTION, message, fix))
         raise ContributionError(f"{message}; fix: {fix}")
+
+
+def import_fix(exc: Exception, dist: str, module: str, what: str) -> str | None:
+    """The fix for a failed import: an old-API module, a module that is not there, or an undeclared package."""
+    name = getattr(exc, "name", None)
+    if moved_fix(name) or not isinstance(exc, ModuleNotFoundError):
+        return moved_fix(name)
+    missing = f"{name!r}, which no installed distribution provides: declare it in its dependencies"
+    return f"no module {module!r}: correct {what} in {dist}" if name == module else f"{dist} imports {missing}"
 
 
 def outranks(one: PluginInfo, other: PluginInfo) -> bool:
@@ -160,7 +171,7 @@ class PluginHost:
     def _fail(self, info: PluginInfo, status: str, problem: Problem) -> None:
         info.status = status
         info.problems.append(problem)
-        module = self._modules.pop((info.name, info.dist), None)
+        module = self._modules.get((info.name, info.dist))  # kept: a failed plugin's other hooks are still checked
         if module is not None and self.pm.is_registered(module):
             self.pm.unregister(module)
         for registry in self.registries.values():
@@ -173,36 +184,35 @@ class PluginHost:
 
     def _import(self, info: PluginInfo) -> None:
         disable = f"or disable it: {DENY_VAR}={info.name}"
-        holder = next((i for i in self.infos if (i.name, i.dist) in self._modules and i.name == info.name), None)
+        holder = next((i for i in self.active() if (i.name, i.dist) in self._modules and i.name == info.name), None)
         if not self._claim(("plugin", info.name), "entry point", f"plugin name {info.name!r}", info, holder):
             return
         try:
             module = self._given.get(info.name) or importlib.import_module(info.module)
         except Exception as exc:  # any error in third-party code must not take the CLI down
             failure = f"importing {info.module} ({info.dist} {info.version}) failed: {type(exc).__name__}: {exc}"
-            missing = isinstance(exc, ModuleNotFoundError) and f"{exc.name!r}, which no installed distribution provides"
-            fix = f"{info.dist} imports {missing}: declare it in its dependencies" if missing else f"fix {info.module}"
-            fix = moved_fix(getattr(exc, "name", None)) or fix
+            fix = import_fix(exc, info.dist, info.module, "its entry point") or f"fix {info.module}"
             return self._refuse(info, "failed", codes.IMPORT_FAILED, failure, f"{fix}, {disable}")
-        hook_problem = self._hook_problem(module)
-        if hook_problem:
-            return self._refuse(info, "failed", codes.INVALID_HOOK, hook_problem[0], f"{hook_problem[1]}, {disable}")
+        self._modules[info.name, info.dist] = module
+        for failure, hint in self._hook_problems(module):  # every one; its hooks are still checked (`_collect`)
+            self._refuse(info, "failed", codes.INVALID_HOOK, failure, f"{hint}, {disable}")
         try:
-            self.pm.register(module, name=info.name)
+            if info.status == "ok":
+                self.pm.register(module, name=info.name)
         except pluggy.PluginValidationError as exc:
             failure = f"{info.module}: {' '.join(str(exc).split())}"
             fix = f"match the hook's arguments in agentenv.hookspecs, {disable}"
-            return self._refuse(info, "failed", codes.INVALID_HOOK, failure, fix)
-        self._modules[info.name, info.dist] = module
+            self._refuse(info, "failed", codes.INVALID_HOOK, failure, fix)
+            del self._modules[info.name, info.dist]  # its hooks cannot be called
 
     @staticmethod
-    def _hook_problem(plugin: object) -> tuple[str, str] | None:
-        """A function that looks like a hook but names none (a typo would otherwise be silently ignored)."""
-        if isinstance(plugin, types.ModuleType):
-            members = dict(vars(plugin))
-        else:
-            members = {attr: getattr(plugin, attr) for attr in dir(plugin) if attr.startswith("agentenv_")}
+    def _hook_problems(plugin: object) -> list[tuple[str, str]]:
+        """Functions that look like hooks but name none (a typo would otherwise be silently ignored)."""
+        module = isinstance(plugin, types.ModuleType)  # of another object only what is named like a hook is read
+        names = vars(plugin) if module else [attr for attr in dir(plugin) if attr.startswith("agentenv_")]
+        members = {attr: getattr(plugin, attr) for attr in names}
         label = getattr(plugin, "__name__", None) or type(plugin).__name__
+        found = []
         for attr, value in members.items():
             opts = getattr(value, f"{hookspecs.PROJECT}_impl", None) if callable(value) else None
             if not callable(value) or (opts is None and not attr.startswith("agentenv_")):
@@ -213,22 +223,22 @@ class PluginHost:
 
                 close = difflib.get_close_matches(spec_name, SPEC_NAMES, n=1)
                 hint = f"rename it to {close[0]}" if close else "rename it to a hook of agentenv.hookspecs"
-                return f"{label}.{attr} is not a hook of agentenv.hookspecs", hint
-        return None
+                found.append((f"{label}.{attr} is not a hook of agentenv.hookspecs", hint))
+        return found
 
     def _collect(self, kind: Kind[Any]) -> None:
         caller = getattr(self.pm.hook, kind.hook)
         registry = self.registries[kind.name]
-        for info in self.active():
+        for info in self.infos:  # a failed plugin's hooks too: `plugin check` reports all its problems at once
             module = self._modules.get((info.name, info.dist))
-            if module is None:
+            if module is None or info.status not in ("ok", "failed"):
                 continue
-            for impl in caller.get_hookimpls():
-                if impl.plugin is not module:
-                    continue
+            hooks = [i.function for i in caller.get_hookimpls() if i.plugin is module] if info.status == "ok" else [
+                f for f in [getattr(module, kind.hook, None)] if callable(f)]  # fmt: skip
+            for hook in hooks:
                 disable, failure = f"or disable it: {DENY_VAR}={info.name}", f"{kind.hook} of {info.dist} "
                 try:
-                    items = impl.function() or []
+                    items = hook() or []
                 except Exception as exc:
                     self._refuse(info, "failed", codes.HOOK_FAILED, f"{failure}raised {type(exc).__name__}: {exc}",
                                  f"fix {kind.hook} in {info.dist}, {disable}")  # fmt: skip
@@ -245,14 +255,15 @@ class PluginHost:
     ) -> bool:
         from agentenv.plugins.validate import validate_contribution  # imports base classes lazily
 
+        checked = [(item, *validate_contribution(kind, item)) for item in items]
+        for problem in [problem for _, _, problem in checked if problem]:  # every one, then nothing registers
+            fix = f"fix or upgrade {info.dist}, or disable it: {DENY_VAR}={info.name}"
+            self._refuse(info, "failed", codes.INVALID_CONTRIBUTION, f"{info.dist}: {problem}", fix)
+        if info.status != "ok":
+            return False
         staged: list[Entry[Any]] = []
-        for item in items:
-            key, problem = validate_contribution(kind, item)
+        for item, key, _ in checked:
             target = item.target if isinstance(item, ClassRef) else ""
-            if problem:
-                fix = f"fix or upgrade {info.dist}, or disable it: {DENY_VAR}={info.name}"
-                self._refuse(info, "failed", codes.INVALID_CONTRIBUTION, f"{info.dist}: {problem}", fix)
-                return False
             taken = registry.get(key) or next((e for e in staged if e.name == key), None)
             if taken is not None and taken.plugin != info.name and taken.target:
                 with contextlib.suppress(ContributionError):  # a ref that cannot load claims no name
@@ -372,4 +383,4 @@ def get_host() -> PluginHost:
 def reset_host() -> None:
     """Forget the process-wide host (tests that install or disable plugins)."""
     global _HOST
-    _HOST = None
+    _HOST = config.plugin_layers = None

@@ -7,6 +7,7 @@ from typing import Any
 
 # Codes, stable for scripts that read `plugin check --json`.
 KERNEL_RANGE = "kernel-range"
+NO_KERNEL_RANGE = "no-kernel-range"
 REQUIREMENT_RANGE = "requirement-range"
 MISSING_REQUIREMENT = "missing-requirement"
 IMPORT_FAILED = "import-failed"

@@ -1,7 +1,8 @@
 """What only the `claude-code` kind does, on the real Claude Code binary against the stand-in model.
 
-The behaviour both harness kinds share (support-refund scores, RBAC, continuation, timeouts, cancellation,
-preflight) is tested for both in the repository's tests/test_harness_kinds.py.
+The behaviour both harness kinds share (support-refund scores, RBAC, max turns, continuation, timeouts,
+cancellation, preflight) is tested for both in the repository's tests/test_harness_kinds.py, and in the Docker
+sandbox in tests/test_harness_docker.py.
 """
 
 from __future__ import annotations
@@ -37,11 +38,6 @@ def test_world_tools_go_directly_and_nothing_else_is_asked_for() -> None:
     assert not {"ToolSearch", "Bash", "Edit", "Read"} & set(first.tool_names)
     assert [r.turn for r in model.requests] == [0, 1]  # no ToolSearch step, no probe (HEAD /api/hello)
     assert first.headers["x-claude-code-session-id"] == instance.session
-
-
-def test_max_turns_is_enforced() -> None:
-    with pytest.raises(HarnessError, match=r"used up its 2 turns \(settings.max_turns\)"):
-        run([TICKET, TICKET, TICKET, {"text": "done"}], max_turns=2)
 
 
 def test_an_api_error_is_a_step_error_naming_the_cause() -> None:

@@ -47,6 +47,26 @@ def test_cancellation_kills_the_tree(tmp_path: Path) -> None:
     assert not _alive(_escaped(tmp_path))
 
 
+@pytest.mark.parametrize("delay", [0, 0.001, 0.005, 0.02, 0.05])
+def test_a_cancellation_while_starting_leaves_nothing_and_returns(tmp_path: Path, delay: float) -> None:
+    """Cancelled while asyncio still connects the pipes: the shell may already have started its children, which
+    hold the pipes; the tree is killed before the cancellation goes on (asyncio alone would wait for them)."""
+
+    async def cancel_at_once() -> None:
+        task = asyncio.create_task(
+            run_tree(["sh", "-c", ESCAPER], env={"PATH": os.environ["PATH"]}, cwd=tmp_path, timeout=60)
+        )
+        await asyncio.sleep(delay)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 30)
+
+    asyncio.run(cancel_at_once())
+    marker = tmp_path / "escaped.pid"
+    if marker.exists() and marker.read_text().strip():
+        assert not _alive(_escaped(tmp_path))
+
+
 def test_a_normal_exit_reports_status_and_output(tmp_path: Path) -> None:
     finished = asyncio.run(run_tree(["sh", "-c", "echo out; echo err >&2; exit 3"], env={}, cwd=tmp_path, timeout=10))
     assert (finished.returncode, finished.stdout, finished.stderr, finished.timed_out) == (3, "out\n", "err\n", False)
@@ -57,8 +77,24 @@ def test_stdin_is_closed(tmp_path: Path) -> None:
     assert finished.stdout == "done\n"
 
 
-def test_host_tools_need_consent() -> None:
-    with pytest.raises(ValueError, match=r"tools \['shell', 'web'\]: .*allow_host_tools = true"):
+def test_own_tools_run_only_in_a_sandbox() -> None:
+    with pytest.raises(ValueError, match=r"tools \['shell', 'web'\]: .*only inside a sandbox; set sandbox = \"docker"):
         HarnessSettings(tools=["mcp", "shell", "web"])
-    assert HarnessSettings(tools=["shell"], allow_host_tools=True).tools == ["shell"]
+    with pytest.raises(ValueError, match=r"tools \['edit'\]"):
+        HarnessSettings(tools=["edit"], sandbox="process")
+    assert HarnessSettings(tools=["shell"], sandbox="docker").tools == ["shell"]
+    assert HarnessSettings(sandbox="inline").sandbox == "process"  # `--sandbox inline`: the CLI is a process anyway
     assert HarnessSettings().tools == ["mcp"]
+
+
+def test_a_watch_stops_the_tree_and_says_why(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def watch(line: str) -> str | None:
+        seen.append(line)
+        return "seen enough" if line.startswith("2") else None
+
+    command = "for i in 1 2 3; do echo $i; sleep 1; done; sleep 300"
+    finished = asyncio.run(run_tree(["sh", "-c", command], env={}, cwd=tmp_path, timeout=60, watch=watch))
+    assert (finished.stopped, finished.returncode, finished.timed_out) == ("seen enough", None, False)
+    assert seen == ["1\n", "2\n"] and finished.stdout == "1\n2\n"

@@ -1,11 +1,13 @@
 """The `coding` bundle end to end: real workspaces, real `sh`/python/git, real bubblewrap, real verifiers.
 
 Every task: the gold agent scores 1.0 and the no-op agent 0.0; the hidden tests cannot be read by the agent;
-the RL API serves the tasks, and a GRPO group of 8 forks starts from one snapshot.
+the RL API serves the tasks, and a GRPO group of 8 forks starts from one snapshot (graded one after another or
+in threads at once, with the same results).
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -83,19 +85,26 @@ def test_rl_episode_rewards_the_fix_and_a_grpo_group_of_eight_forks_shares_one_s
         observation, _ = episode.reset()
         assert any(t["name"] == "apply_patch" for t in observation["tools"])
         start_digest = episode.world.state_digest()
-        group = [episode.fork() for _ in range(8)]
         fix = "--- a/calc.py\n+++ b/calc.py\n@@ -4,2 +4,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
-        rewards = []
-        for index, fork in enumerate(group):
+
+        def rollout(index: int, fork: Any) -> tuple[float, str, str]:
             if index % 2 == 0:
                 step = fork.step({"tool": "apply_patch", "arguments": {"patch_text": fix}})
                 assert step.info.get("error") is None, step.info
-            rewards.append(fork.step({"answer": "done"}).reward)
-        assert rewards == [1.0, 0.0] * 4
+            final = fork.step({"answer": "done"})
+            return final.reward, final.info["trajectory_digest"], fork.world.state_digest()
+
+        group = [episode.fork() for _ in range(8)]
+        serial = [rollout(index, fork) for index, fork in enumerate(group)]
+        assert [reward for reward, _, _ in serial] == [1.0, 0.0] * 4
         assert episode.world.state_digest() == start_digest  # the forks' edits never reached the start
+        parallel_group = [episode.fork() for _ in range(8)]
+        with ThreadPoolExecutor(8) as threads:  # graded at once, each in its own grading fork
+            parallel = list(threads.map(rollout, range(8), parallel_group))
+        assert parallel == serial  # same rewards, same trajectories, same trees
         episode.reset()
         assert episode.step({"answer": "nothing"}).reward == 0.0
-        for fork in group:
+        for fork in group + parallel_group:
             fork.close()
     finally:
         episode.close()

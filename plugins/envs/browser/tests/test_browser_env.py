@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
+import gc
 import re
+import time
 from typing import Any
 
 import pytest
 from agentenv_browser.env import BrowserEnv
-from agentenv_runtime import World
+from agentenv_runtime import Env, World
 
 
 def ok(outcome: Any) -> Any:
@@ -109,3 +111,70 @@ def test_start_url_opens_each_fresh_context(chromium: str, site: str) -> None:
         assert ok(world.call("snapshot"))["url"] == f"{site}/done.html"
     finally:
         env.close()
+
+
+def test_find_gives_ids_by_name_and_role(world: World, site: str) -> None:
+    ok(world.call("goto", {"url": f"{site}/index.html"}))
+    found = ok(world.call("find", {"text": "refund", "role": "button"}))
+    assert found["matches"] == [{"element": found["element"], "role": "button", "name": "Refund"}]
+    assert ok(world.call("find", {"text": "Amount"}))["matches"][0]["role"] == "textbox"
+    ok(world.call("type", {"element": ok(world.call("find", {"text": "Amount"}))["element"], "text": "5"}))
+    assert ok(world.call("click", {"element": found["element"]}))["title"] == "Done"
+    missing = world.call("find", {"text": "Escalate", "role": "button"})
+    assert (
+        missing.error is not None and missing.error["code"] == "no_element" and "snapshot" in missing.error["message"]
+    )
+
+
+class Site(Env):
+    """A stand-in for a `website` env: what the browser reads of one is its `base_url`."""
+
+    name = "site"
+
+    def __init__(self, base_url: str) -> None:
+        super().__init__()
+        self.base_url = base_url
+
+
+def test_start_url_names_a_sibling_envs_site(chromium: str, site: str) -> None:
+    browser = BrowserEnv({"executable_path": chromium, "start_url": "{site}/done.html"})
+    world = World([Site(site), browser])
+    try:
+        assert ok(world.call("snapshot"))["url"] == f"{site}/done.html"
+    finally:
+        browser.close()
+    lost = BrowserEnv({"executable_path": chromium, "start_url": "{desk}/"})
+    refused = World([Site(site), lost]).call("snapshot")
+    assert refused.error is not None and refused.error["code"] == "bad_start_url"
+    assert "{desk} names no env with a site in this world (envs with one: site)" in refused.error["message"]
+
+
+def test_restoring_a_checkpoint_starts_a_fresh_context(world: World, site: str) -> None:
+    start = world.checkpoint()
+    ok(world.call("goto", {"url": f"{site}/index.html"}))
+    ok(world.call("goto", {"url": f"{site}/index.html"}))
+    assert "cookie: visited=yes" in ok(world.call("snapshot"))["tree"]
+    world.restore_checkpoint(start, hold=True)  # what an RL episode's reset() does
+    assert ok(world.call("snapshot"))["url"] == "about:blank"
+    ok(world.call("goto", {"url": f"{site}/index.html"}))
+    assert "cookie: none" in ok(world.call("snapshot"))["tree"]
+    world.restore_checkpoint(start, hold=True)  # the held start: rewound, not restored
+    assert ok(world.call("snapshot"))["url"] == "about:blank"
+
+
+def test_a_forgotten_forks_context_is_closed(world: World, site: str) -> None:
+    clone = world.fork()
+    ok(clone.call("goto", {"url": f"{site}/done.html"}))
+    browser = clone.env("browser")
+    host, context = browser._host(), browser._context  # type: ignore[attr-defined]
+
+    async def is_open() -> bool:
+        return context in host.browser.contexts
+
+    assert host.run(is_open)
+    del clone, browser
+    gc.collect()
+    deadline = time.monotonic() + 30
+    while host.run(is_open) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not host.run(is_open)

@@ -59,6 +59,20 @@ ACME_CUSTOMERS = [  # account id, name, email, phone, tier, created
     ("ACC-1011", "Ravi Menon", "ravi.menon@example.com", "+1-555-0111", "business", "2025-10-21T11:18:00Z"),
 ]
 
+ACME_ADDRESSES = {  # account id → street, city, postal code, country (ISO 3166 alpha-2)
+    "ACC-1001": ("412 Cedar Lane", "Portland, OR", "97205", "US"),
+    "ACC-1002": ("77 Birch Street", "Denver, CO", "80203", "US"),
+    "ACC-1003": ("15 Harbour Road", "Bristol", "BS1 4RN", "GB"),
+    "ACC-1004": ("Calle Mayor 8", "Madrid", "28013", "ES"),
+    "ACC-1005": ("2-14-3 Kita-Aoyama", "Tokyo", "107-0061", "JP"),
+    "ACC-1006": ("901 Pine Avenue", "Seattle, WA", "98101", "US"),
+    "ACC-1007": ("22 Rue des Lilas", "Lyon", "69003", "FR"),
+    "ACC-1008": ("300 Maple Drive", "Austin, TX", "78701", "US"),
+    "ACC-1009": ("Lindenstrasse 5", "Berlin", "10969", "DE"),
+    "ACC-1010": ("48 Oak Court", "Miami, FL", "33101", "US"),
+    "ACC-1011": ("1200 Market Street", "San Francisco, CA", "94103", "US"),
+}
+
 ACME_PRODUCTS = {
     "AO-BOOT-TB": ("Trailblazer hiking boots", "89.99"),
     "AO-SOCK-M3": ("Merino socks (3-pack)", "40.00"),
@@ -198,6 +212,7 @@ ACME_TICKETS: list[tuple[Any, ...]] = [
 def acme() -> dict[str, Any]:
     accounts = [
         {"account_id": a, "email": e, "name": n, "phone": p, "tier": t, "created_at": c}
+        | dict(zip(("street", "city", "postal_code", "country"), ACME_ADDRESSES[a], strict=True))
         for a, n, e, p, t, c in ACME_CUSTOMERS
     ]
     orders, items, payments = [], [], []

@@ -18,6 +18,44 @@ def test_lookup_account_by_email_or_id(acme, ok):
     assert by_email["order_count"] == 2 and by_email["ticket_counts"] == {"open": 1}
 
 
+def test_update_address_replaces_the_address_on_file(acme, ok):
+    before = ok(acme, "lookup_account", account_id="ACC-1006")
+    assert (before["street"], before["city"], before["postal_code"], before["country"]) == (
+        "901 Pine Avenue",
+        "Seattle, WA",
+        "98101",
+        "US",
+    )
+    after = ok(
+        acme, "update_address", account_id="ACC-1006", street=" 88 Harbor Road, Apt 4 ", city="Tacoma, WA",
+        postal_code="98402", country="us",
+    )  # fmt: skip
+    assert (after["street"], after["city"], after["postal_code"], after["country"]) == (
+        "88 Harbor Road, Apt 4",
+        "Tacoma, WA",
+        "98402",
+        "US",
+    )
+    assert ok(acme, "lookup_account", email="owen.brooks@example.com") == after
+
+
+def test_update_address_refusals(acme, refused):
+    address = {"street": "1 Main St", "city": "Reno, NV", "postal_code": "89501", "country": "US"}
+    refused(acme, "update_address", "not_found", "account_id", account_id="ACC-9999", **address)
+    refused(
+        acme, "update_address", "invalid_arguments", "country", account_id="ACC-1006", **address | {"country": "USA"}
+    )
+    refused(
+        acme,
+        "update_address",
+        "invalid_arguments",
+        "postal_code",
+        account_id="ACC-1006",
+        **address | {"postal_code": "#"},
+    )
+    refused(acme, "update_address", "invalid_arguments", "street", account_id="ACC-1006", **address | {"street": ""})
+
+
 def test_lookup_account_refusals(acme, refused):
     refused(acme, "lookup_account", "missing_argument", "email")
     refused(acme, "lookup_account", "not_found", "email", email="nobody@example.com")

@@ -243,3 +243,51 @@ def test_empty_desk_starts_ticket_sequence_at_9001(make_env):
     result, error = env.call("create_ticket", {"customer_email": "a@example.com", "subject": "s", "body": "b"})
     assert error is None and result["ticket_id"] == "TCK-9001"
     assert result["comments"][0]["author"] == "support"
+
+
+# ---- escalate_ticket ----------------------------------------------------------------------------------
+
+
+def test_escalate_makes_urgent_assigns_reopens_and_notes_why(acme, ok):
+    before = ok(acme, "get_ticket", ticket_id="TCK-8997")
+    assert (before["status"], before["priority"], before["assignee"]) == ("pending", "high", "sam@acme.example")
+    after = ok(acme, "escalate_ticket", ticket_id="TCK-8997", to="Priya@acme.example", reason="Wrong item twice")
+    assert (after["status"], after["priority"], after["assignee"]) == ("open", "urgent", "priya@acme.example")
+    note = after["comments"][-1]
+    assert note == {
+        "comment_id": note["comment_id"],
+        "author": "support@acme.example",
+        "body": "Escalated to Priya Patel: Wrong item twice",
+        "public": False,
+        "created_at": NOW_ISO,
+    }
+
+
+def test_list_staff_names_who_can_take_a_ticket(acme, ok):
+    assert ok(acme, "list_staff") == {
+        "staff": [
+            {"email": "priya@acme.example", "name": "Priya Patel", "role": "billing_lead"},
+            {"email": "sam@acme.example", "name": "Sam Rivera", "role": "support"},
+        ]
+    }
+
+
+def test_escalate_refusals(acme, ok, refused):
+    refused(acme, "escalate_ticket", "not_found", "to", ticket_id="TCK-8998", to="nobody@acme.example", reason="x")
+    refused(acme, "escalate_ticket", "not_found", "to", ticket_id="TCK-8998", to="support@acme.example", reason="x")
+    refused(
+        acme, "escalate_ticket", "ticket_closed", "ticket_id", ticket_id="TCK-8989", to="sam@acme.example", reason="x"
+    )
+    refused(
+        acme, "escalate_ticket", "invalid_arguments", "reason", ticket_id="TCK-8998", to="sam@acme.example", reason=" "
+    )
+    ok(acme, "escalate_ticket", ticket_id="TCK-8998", to="sam@acme.example", reason="Zipper stuck on a trip")
+    refused(
+        acme,
+        "escalate_ticket",
+        "already_escalated",
+        "ticket_id",
+        ticket_id="TCK-8998",
+        to="sam@acme.example",
+        reason="again",
+    )

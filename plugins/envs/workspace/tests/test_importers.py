@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,32 @@ def test_harbor_task_imports_with_its_oracle_and_every_unmapped_field_listed(
     assert 'mount_point = "/app"' in task and "memory_mb = 2048" in task and "network = false" in task
     assert run_bundle(agentenv_runs, out, "fix-greeting")["score"] == 1.0
     assert run_bundle(agentenv_runs, out, "fix-greeting", "noop")["score"] == 0.0
+
+
+def test_task_import_harbor_and_swe_are_the_same_importers_as_workspace_import(
+    agentenv_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    """`agentenv task import harbor|swe` (the spelling the runtime's `task import` offers plugins) writes the bundle
+    `agentenv workspace import` writes; a bare reference task file still converts without a format name."""
+    done = agentenv_cli("task", "import", "harbor", str(HERE / "harbor" / "fix-greeting"), "--out", str(tmp_path / "a"))
+    assert done.returncode == 0, done.stderr
+    assert "wrote" in done.stdout and (tmp_path / "a" / "tasks" / "fix-greeting.toml").is_file()
+    again = agentenv_cli(
+        "workspace", "import", "harbor", str(HERE / "harbor" / "fix-greeting"), "--out", str(tmp_path / "b")
+    )
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "a" / "tasks" / "fix-greeting.toml").read_text() == (
+        tmp_path / "b" / "tasks" / "fix-greeting.toml"
+    ).read_text()
+    listed = agentenv_cli("task", "import", "--help")
+    assert all(name in listed.stdout for name in ("harbor", "swe", "reference"))
+    missing = agentenv_cli("task", "import", "swe", str(tmp_path / "none.jsonl"), "--repo", str(tmp_path), "--out",
+                           str(tmp_path / "c"))  # fmt: skip
+    assert missing.returncode == 2 and "none.jsonl" in missing.stderr
+    reference = tmp_path / "ref.json"
+    reference.write_text(json.dumps([{"id": "desk", "type": "deploy_env", "env_id": "helpdesk"}]))
+    bare = agentenv_cli("task", "import", str(reference), "--out", str(tmp_path / "ref.toml"))
+    assert (tmp_path / "ref.toml").is_file(), bare.stderr
 
 
 def test_harbor_folder_without_tests_is_refused_naming_the_file(tmp_path: Path) -> None:

@@ -10,10 +10,13 @@ from typing import Any
 import pytest
 from agentenv_runtime import Artifact, World
 from agentenv_slack.env import SlackEnv
-from agentenv_workspace import layers, sandbox
+from agentenv_workspace import layers, pids, sandbox
 from agentenv_workspace.env import WorkspaceEnv
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap_path() is None, reason="bubblewrap (bwrap) is not installed")
+needs_pids_cgroup = pytest.mark.skipif(
+    not pids.available(), reason="no pids cgroup hierarchy this process may create groups in"
+)
 FIX = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
 
 
@@ -113,6 +116,27 @@ def test_commands_cannot_reach_the_host_or_the_network(tmp_path: Path) -> None:
     assert net["exit_code"] != 0
 
 
+@needs_pids_cgroup
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_the_process_limit_binds_root_too(tmp_path: Path, isolation: str) -> None:
+    forks = "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 1 & done; wait; echo all started"
+    limited = ok(loaded(tmp_path, processes=8, isolation=isolation), "exec", command=forks)
+    assert limited["exit_code"] != 0 and "Cannot fork" in limited["output"], limited  # RLIMIT_NPROC spares root
+    roomy = ok(loaded(tmp_path, processes=64, isolation=isolation), "exec", command=forks)
+    assert roomy["exit_code"] == 0 and "all started" in roomy["output"], roomy
+
+
+@needs_pids_cgroup
+def test_a_process_that_leaves_the_commands_session_ends_with_the_command(tmp_path: Path) -> None:
+    import os
+
+    env = loaded(tmp_path, isolation="none")  # no pid namespace to end it: the command's cgroup does
+    sleeper = f"sleep 1234.{os.getpid()}"  # this run's own
+    assert ok(env, "exec", command=f"setsid {sleeper} >/dev/null 2>&1 & echo started")["output"] == "started\n"
+    left = subprocess.run(["pgrep", "-f", sleeper], capture_output=True, text=True).stdout.split()
+    assert left == []
+
+
 def test_snapshot_restore_and_fork_carry_the_whole_tree(tmp_path: Path) -> None:
     env = loaded(tmp_path)
     start = env.snapshot()
@@ -196,7 +220,8 @@ def test_a_sigkilled_process_leaves_nothing_after_prune(tmp_path: Path) -> None:
         "from agentenv_runtime import Artifact\n"
         "from agentenv_workspace.env import WorkspaceEnv\n"
         "env = WorkspaceEnv(); env.load(Artifact.from_file(__import__('pathlib').Path(sys.argv[1])))\n"
-        "fork = env.fork(); print(env.root, fork.root, flush=True); time.sleep(60)\n"
+        "fork = env.fork(); fork.call('exec', {'command': 'true'})\n"
+        "print(env.root, fork.root, flush=True); time.sleep(60)\n"
     )
     child = holding(script, artifact(tmp_path, {"a.txt": "a\n"}), root)
     assert child.stdout is not None
@@ -205,8 +230,12 @@ def test_a_sigkilled_process_leaves_nothing_after_prune(tmp_path: Path) -> None:
     child.send_signal(signal.SIGKILL)
     child.wait()
     assert list(root.iterdir())  # the killed process could not clean up
+    found = pids.hierarchy()
+    groups = list((found[0] / pids.BASE_NAME).glob(f"{child.pid}-*")) if found and pids.available() else []
+    assert groups or not pids.available()  # its command cgroups' folder too
     assert layers.prune(root)
     assert list(root.iterdir()) == [] and layers.mounts_under(root) == []
+    assert not [group for group in groups if group.exists()]
 
 
 def test_an_interrupted_run_leaves_no_process_mount_or_folder(tmp_path: Path) -> None:
@@ -254,19 +283,25 @@ def test_a_sigkilled_docker_run_leaves_nothing_after_prune(docker_engine: None, 
         "from agentenv_runtime import Artifact\n"
         "from agentenv_workspace.env import WorkspaceEnv\n"
         "env = WorkspaceEnv({'sandbox': 'docker'}); env.load(Artifact.from_file(Path(sys.argv[1])))\n"
-        "out = env.call('exec', {'command': 'true'})\n"
-        "print(env._container.container_id if env._container else out, flush=True)\n"
+        "out = env.call('exec', {'command': 'touch /usr/local/bin/installed'})\n"  # outside the tree: a commit
+        "fork = env.fork(); out = fork.call('exec', {'command': 'ls /usr/local/bin'})\n"
+        "ids = [e._container.container_id for e in (env, fork) if e._container]\n"
+        "print(*ids, fork._image, out, flush=True)\n"
         "time.sleep(60)\n"
     )
     child = holding(script, artifact(tmp_path, {"a.txt": "a\n"}), root)
     try:
         assert child.stdout is not None
-        container_id = child.stdout.readline().strip()
-        assert container_id
+        parent_id, fork_id, image, *_ = child.stdout.readline().split()
+        assert image.startswith("sha256:")
         child.send_signal(signal.SIGKILL)
         child.wait()
-        assert engine().containers.get(container_id).status == "running"  # nothing could clean up
-        assert container_id in container.prune()
+        for container_id in (parent_id, fork_id):  # nothing could clean up
+            assert engine().containers.get(container_id).status == "running"
+        assert engine().images.get(image).labels["agentenv.owner.pid"] == str(child.pid)
+        assert {parent_id, fork_id, image} <= set(container.prune())
+        owned = {"label": f"agentenv.owner.pid={child.pid}"}
+        assert engine().containers.list(all=True, filters=owned) == engine().images.list(filters=owned) == []
         assert layers.prune(root)
         assert list(root.iterdir()) == [] and layers.mounts_under(root) == []
         links = Path(tempfile.gettempdir()).glob(f"{layers.SOCKET_LINK_PREFIX}*")

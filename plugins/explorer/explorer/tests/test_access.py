@@ -84,7 +84,8 @@ def test_a_token_is_made_once_kept_0600_and_required(
         refused = httpx.get(f"{service.url}/api/runs", timeout=30)
         assert refused.status_code == 401 and "needs its token" in refused.json()["error"]
         wrong = httpx.get(f"{service.url}/api/runs", headers={"Authorization": "Bearer nope"}, timeout=30)
-        assert wrong.status_code == 401
+        assert wrong.status_code == 401 and "the token given was rejected" in wrong.json()["error"]
+        assert "needs its token" not in wrong.json()["error"]  # a wrong token is not a missing one
         by_header = httpx.get(f"{service.url}/api/runs", headers={"Authorization": f"Bearer {token}"}, timeout=30)
         assert by_header.status_code == 200
         by_query = httpx.get(f"{service.url}/", params={"token": token}, timeout=30)

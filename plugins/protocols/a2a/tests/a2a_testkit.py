@@ -87,11 +87,8 @@ def interview_app() -> Any:
     (`input-required`) and completes the same task once it gets one."""
     from a2a.helpers import new_task_from_user_message, new_text_message, new_text_part
     from a2a.server.agent_execution import AgentExecutor
-    from a2a.server.request_handlers import DefaultRequestHandler
-    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-    from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, TaskState
-    from starlette.applications import Starlette
+    from a2a.server.tasks import TaskUpdater
+    from a2a.types.a2a_pb2 import AgentCapabilities, TaskState
 
     class Interviewer(AgentExecutor):
         async def execute(self, context: Any, event_queue: Any) -> None:
@@ -115,18 +112,72 @@ def interview_app() -> Any:
         async def cancel(self, context: Any, event_queue: Any) -> None:
             raise NotImplementedError
 
+    return plain_app(Interviewer(), "Interviewer", "asks for a name", AgentCapabilities(streaming=False))
+
+
+def plain_app(executor: Any, name: str, description: str, capabilities: Any) -> Any:
+    """(Starlette app, card) of an a2a-sdk executor: JSON-RPC 1.0 at `/`; set the card's interface url once the
+    port is known."""
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore
+    from a2a.types.a2a_pb2 import AgentCard, AgentInterface
+    from starlette.applications import Starlette
+
     card = AgentCard(
-        name="Interviewer",
-        description="asks for a name",
+        name=name,
+        description=description,
         version="1",
         supported_interfaces=[
             AgentInterface(url="http://127.0.0.1/", protocol_binding="JSONRPC", protocol_version="1.0")
         ],
-        capabilities=AgentCapabilities(streaming=False),
+        capabilities=capabilities,
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
     )
-    handler = DefaultRequestHandler(agent_executor=Interviewer(), task_store=InMemoryTaskStore(), agent_card=card)
-
+    handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card)
     routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")]
-    return Starlette(routes=routes), card  # set the card's interface url once the port is known
+    return Starlette(routes=routes), card
+
+
+def world_app(*, declare: bool = True) -> Any:
+    """A plain a2a-sdk agent that takes the world as an outside agent does: from each message's metadata under
+    `urn:agentenv:world/v1` it connects to the world's MCP endpoint (with the headers given), lists its tools and
+    writes the prompt as a note. It answers with JSON: the role, the tools it saw and the note call's outcome
+    (or `{"world": null}` when the message carried none). `declare=False` leaves the extension off its card."""
+    import json
+
+    from a2a.helpers import new_task_from_user_message, new_text_part
+    from a2a.server.agent_execution import AgentExecutor
+    from a2a.server.tasks import TaskUpdater
+    from a2a.types.a2a_pb2 import AgentCapabilities, AgentExtension
+    from agentenv_a2a.agent import WORLD_URI
+    from agentenv_gateway.api import McpToolAccess
+    from google.protobuf.json_format import MessageToDict
+
+    def act(world: dict[str, Any], prompt: str) -> dict[str, Any]:
+        token = world["mcp"]["headers"]["Authorization"].removeprefix("Bearer ")
+        mcp_url = world["mcp"]["url"]
+        tools = McpToolAccess(mcp_url.removesuffix("/mcp"), token, role=world["role"], mcp_url=mcp_url)
+        try:
+            names = sorted(t["name"] for t in tools.list_tools())
+            return {"role": world["role"], "tools": names, "note": tools.call_tool("add_note", {"text": prompt})}
+        finally:
+            tools.close()
+
+    class WorldAgent(AgentExecutor):
+        async def execute(self, context: Any, event_queue: Any) -> None:
+            task = context.current_task or new_task_from_user_message(context.message)
+            await event_queue.enqueue_event(task)
+            updater = TaskUpdater(event_queue, task.id, task.context_id)
+            world = MessageToDict(context.message.metadata).get(WORLD_URI)
+            seen = await asyncio.to_thread(act, world, context.get_user_input()) if world else {"world": None}
+            await updater.add_artifact([new_text_part(json.dumps(seen))], name="seen")
+            await updater.complete()
+
+        async def cancel(self, context: Any, event_queue: Any) -> None:
+            raise NotImplementedError
+
+    extensions = [AgentExtension(uri=WORLD_URI, description="acts in the world sent with each message")]
+    capabilities = AgentCapabilities(streaming=True, extensions=extensions if declare else [])
+    return plain_app(WorldAgent(), "World agent", "writes notes in the world it is given", capabilities)

@@ -48,22 +48,16 @@ def test_bad_clock_options_are_refused_in_one_line(args: list[str], message: str
 
 
 def test_serve_refuses_a_tool_without_a_json_schema_in_one_line(tmp_path: Path) -> None:
-    from agentenv_testing.installs import KERNEL_RANGE, RUNTIME_RANGE, install_fixture_plugin, run_cli
+    from agentenv_testing.installs import install_env_plugin, run_cli
 
     env = (
         "from agentenv_runtime import Env, tool\n\n\nclass Gadget:\n    pass\n\n\nclass Bad(Env):\n"
         '    name = "fixture_gadgets"\n\n    @tool\n    def use(self, thing: Gadget) -> dict:\n'
         '        """Use it."""\n        return {}\n'
     )
-    plugin = (
-        "from agentenv.contracts import ClassRef\nfrom agentenv.hookspecs import hookimpl\n\n\n@hookimpl\n"
-        'def agentenv_register_envs():\n    return [ClassRef("fixture_gadgets", "fixture_gadgets_env:Bad")]\n'
-    )
-    install_fixture_plugin(
-        tmp_path, "agentenv-fixture-gadgets", "1.0.0", "fixture-gadgets", "fixture_gadgets_plugin", plugin,
-        [KERNEL_RANGE, RUNTIME_RANGE], extra_modules={"fixture_gadgets_env": env},
-    )  # fmt: skip
+    install_env_plugin(tmp_path, "fixture_gadgets", env, "Bad")
     result = run_cli("serve", "fixture_gadgets", "--port", "0", paths=[tmp_path])
     assert result.returncode == 2, result
-    assert result.stderr.startswith("error: env 'fixture_gadgets', tool 'use': parameter 'thing' has type Gadget")
+    assert result.stderr.startswith("error: env 'fixture_gadgets' of agentenv-fixture-gadgets has tools without")
+    assert "tool 'use': parameter 'thing' has type Gadget" in result.stderr
     assert "Traceback" not in result.stderr

@@ -11,7 +11,6 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -186,11 +185,9 @@ def test_a_request_head_that_never_completes_is_cut_off(serve: Callable[..., str
     port = int(url.rsplit(":", 1)[1])
     with socket.create_connection(("127.0.0.1", port), timeout=5) as slow:
         slow.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        slow.settimeout(3)
-        started = time.monotonic()
+        slow.settimeout(60)  # a generous limit: without the deadline the server never closes it
         with contextlib.suppress(ConnectionResetError):
             assert slow.recv(1024) == b""
-        assert time.monotonic() - started < 1.5
     assert httpx.get(f"{url}/health", timeout=5).status_code == 200
 
 

@@ -35,8 +35,23 @@ MEMBERS = (
     "plugins/agents/core",
     "plugins/stores/local",
     "plugins/sandboxes/local",
+    "plugins/bundles/tau2",
+    "plugins/envs/retail",
+    "plugins/agents/model-standin",
 )
-"""The distributions support-refund runs on, installed (editable) beside a framework's own package."""
+"""The distributions support-refund and tau2-retail (a simulated user) run on, and the stand-in model the
+examples answer with, installed (editable) beside a framework's own package."""
+
+
+def _interpreter(version: str) -> str:
+    """A Python `version` (3.11, 3.12…): on PATH if it runs (a pyenv shim may not), else pyenv's own build."""
+    found = shutil.which(f"python{version}")
+    if found and subprocess.run([found, "-c", ""], capture_output=True).returncode == 0:
+        return found
+    builds = sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/python"))
+    if not builds:
+        pytest.skip(f"Python {version} is not installed (neither python{version} on PATH nor a pyenv build)")
+    return str(builds[-1])
 
 
 def _uv() -> str | None:
@@ -54,7 +69,7 @@ def framework_python() -> Callable[..., Path]:
     root = Path(os.environ.get("AGENTENV_FRAMEWORK_VENVS", Path.home() / ".cache/agentenv/framework-venvs"))
 
     def make(name: str, *requirements: str, python: str = "3.11") -> Path:
-        interpreter = shutil.which(f"python{python}") or str(Path.home() / f".pyenv/versions/{python}/bin/python")
+        interpreter = _interpreter(python)
         key = hashlib.sha256(json.dumps([str(WORKSPACE), requirements, python, MEMBERS]).encode()).hexdigest()[:12]
         venv = root / f"{name}-{key}"
         done = venv / ".agentenv-ready"
@@ -74,10 +89,11 @@ def framework_python() -> Callable[..., Path]:
     return make
 
 
-def _run_in(python: Path, code: str, *args: str, timeout: float = 900) -> dict[str, Any]:
+def _run_in(python: Path, code: str | Path, *args: str, timeout: float = 900) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k not in AGENTENV_VARS and k != "VIRTUAL_ENV"}
+    program = [str(code)] if isinstance(code, Path) else ["-c", code]
     proc = subprocess.run(
-        [str(python), "-c", code, *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=os.getcwd()
+        [str(python), *program, *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=os.getcwd()
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -86,6 +102,7 @@ def _run_in(python: Path, code: str, *args: str, timeout: float = 900) -> dict[s
 
 @pytest.fixture
 def run_in() -> Callable[..., dict[str, Any]]:
-    """`run_in(python, code, *args)`: run `code` with a framework venv's interpreter in this test's scratch
-    folder (no outer plugin filters); its last line of output is JSON, returned parsed."""
+    """`run_in(python, code, *args)`: run `code` (Python source, or a script's path) with a framework venv's
+    interpreter in this test's scratch folder (no outer plugin filters); its last line of output is JSON, returned
+    parsed."""
     return _run_in

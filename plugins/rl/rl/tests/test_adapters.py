@@ -160,3 +160,99 @@ def test_tool_trimming_offers_only_the_chosen_tools_and_refuses_the_rest() -> No
     episode.close()
     with pytest.raises(EpisodeError, match=r"tools=\['no_such_tool'\] are not tools of role"):
         make("support-refund", tools=["get_ticket", "no_such_tool"])
+
+
+# ---- tasks with a simulated user (τ²'s scripted customer) ----------------------------------------------------
+ASK = "Could I have your name and zip code, please?"
+WRAP_UP = "Both items are exchanged. Is there anything else I can help you with?"
+
+
+def tau2_gold() -> list[tuple[str, dict[str, Any]]]:
+    from agentenv_tau2.api import retail_task
+
+    return [(action.name, dict(action.arguments)) for action in retail_task("0").gold_actions]
+
+
+def talk(calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Ask for identity, make the calls, wrap up: τ²'s scripted customer stops after the wrap-up."""
+    said = [{"role": "assistant", "content": ASK}]
+    return [*said, *scripted(calls, WRAP_UP)]
+
+
+def test_a_rollout_talks_to_the_simulated_user_until_it_stops() -> None:
+    gold = tau2_gold()
+    played = asyncio.run(rollout(lambda messages, tools: talk(gold)[sum(m["role"] == "assistant" for m in messages)],
+                                 "tau2-retail:0"))  # fmt: skip
+    assert played.reward == 1.0 and played.terminated
+    system, opening, _, reply = played.messages[:4]
+    assert system["role"] == "system" and "Retail agent policy" in system["content"]
+    assert opening["role"] == "user" and "#W2378156" in opening["content"]
+    assert reply == {"role": "user", "content": "You are Yusuf Rossi in zip code 19122."}
+    assert played.messages[-1] == {"role": "user", "content": "###STOP###"}
+    cut = asyncio.run(rollout(lambda messages, tools: talk(gold[:2])[sum(m["role"] == "assistant" for m in messages)],
+                              "tau2-retail:0"))  # fmt: skip
+    assert cut.reward == 0.0
+
+
+def test_trl_class_talks_to_the_user_with_message_user() -> None:
+    Customer = trl_environment("tau2-retail:0")
+    (row,) = trl_rows("tau2-retail:0")
+    assert row["prompt"][0]["role"] == "system" and row["prompt"][-1] == {"role": "user", "content": ""}
+    environment = Customer()
+    assert "#W2378156" in str(environment.reset(**row))  # the opening, appended by TRL to the empty user message
+    assert environment.message_user(message=ASK) == "You are Yusuf Rossi in zip code 19122."
+    for name, arguments in tau2_gold():
+        getattr(environment, name)(**arguments)
+    assert environment.message_user(message=WRAP_UP) == "###STOP###" and environment.get_reward() == 1.0
+    assert "message_user" not in dir(trl_environment("support-refund"))  # only where there is a user
+
+
+# ---- Agent Lightning's agent class, with a stand-in model and a loopback event sink ---------------------------
+def test_agent_lightning_agent_plays_through_the_proxy_and_posts_its_reward(tmp_path: Any) -> None:
+    import http.server
+    import threading
+
+    from agentenv_model_standin.api import StandInModel
+    from agentenv_rl.api import AgentLightningAgent, EpisodeError
+
+    events: list[dict[str, Any]] = []
+
+    class Sink(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            events.append({"auth": self.headers.get("authorization"),
+                           **json.loads(self.rfile.read(int(self.headers["content-length"])))})  # fmt: skip
+            self.send_response(200)
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    turns = [{"tool_calls": [{"tool": name, "arguments": args}]} for name, args in SCRIPT] + [{"text": "Done."}]
+    try:
+        with StandInModel(turns) as model:
+            environ = {
+                "AGL_OPENAI_BASE_URL": model.openai_url,
+                "AGL_EVENT_URL": f"http://127.0.0.1:{server.server_address[1]}/events",
+                "AGL_KEY": "k",
+                "AGENTENV_TASK": "support-refund",
+                "AGENTENV_SEED": "null",
+                "AGENTENV_TOOLS": json.dumps(["issue_refund", "close_ticket", "send_email"]),
+            }
+            played = asyncio.run(AgentLightningAgent(environ).run())
+            assert len(model.requests[0].body["tools"]) == 3  # trimmed as AGENTENV_TOOLS says
+    finally:
+        server.shutdown()
+    assert played.reward == 1.0
+    (reward,) = events
+    assert reward["event_type"] == "reward" and reward["data"]["value"] == 1.0 and reward["auth"] == "Bearer k"
+    assert reward["data"]["agentenv"]["passed"] is True and reward["data"]["agentenv"]["turns"] == 4
+    with pytest.raises(EpisodeError, match="no task: set `task`"):
+        AgentLightningAgent({}).chosen_task()
+    with pytest.raises(EpisodeError, match="AGENTENV_SEED: 'x' is not an integer"):
+        AgentLightningAgent({"AGENTENV_TASK": "support-refund", "AGENTENV_SEED": "x"}).chosen_task()
+    with pytest.raises(EpisodeError, match="AGL_EVENT_URL is not set"):
+        asyncio.run(AgentLightningAgent({"AGENTENV_TASK": "support-refund"}).run())

@@ -147,3 +147,23 @@ def test_export_streams_one_run_at_a_time(tmp_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert out.lines == 300 and peak < 5_000_000, f"peak {peak / 1e6:.1f} MB for 30 MB of runs"
+
+
+def test_what_the_export_leaves_out_is_said(agentenv_cli: Callable[..., CliResult], runs: dict[str, Any]) -> None:
+    """A run that deployed no world (no trajectory) and a trajectory whose record is gone were left out without a
+    word; the count and the run ids are on stderr, with how to export the first."""
+    from agentenv import get_host
+    from agentenv.config import load_config
+    from agentenv_runtime import Records
+
+    records = Records(load_config(), get_host())
+    records.save({"id": "r-no-world", "task": "t", "seed": 0, "status": "failed", "trajectory_digest": None})
+    records.objects.put("runs/r-orphan/desk.trajectory.jsonl", b'{"seq": 0, "kind": "trigger", "trigger": "x"}\n')
+    result = agentenv_cli("runs", "export")
+    assert {row["run_id"] for row in rows_of(result)} == set(runs)
+    assert "exported 3 runs; left out 2:" in result.stderr, result.stderr
+    assert "r-no-world: it deployed no world, so it has no trajectory (--runs r-no-world exports it" in result.stderr
+    assert "r-orphan: its trajectory is stored but its run record is not" in result.stderr
+    named = agentenv_cli("runs", "export", "--runs", "r-no-world")
+    assert [row["run_id"] for row in rows_of(named)] == ["r-no-world"] and "left out" not in named.stderr
+    assert "r-no-world has no trajectory: its row has no messages" in named.stderr

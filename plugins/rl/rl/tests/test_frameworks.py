@@ -1,6 +1,7 @@
-"""Each trainer's own package, in its own venv (uv, shared cache), drives support-refund through its own loop:
-reward 1.0 for the solution, below 1.0 for a wrong one. The model is a script of what a model would write
-(no weights can be downloaded here), except TRL's GRPO step, which runs a tiny model built in the test."""
+"""Each trainer's own package, in its own venv (uv, shared cache), runs its example in examples/training/: the
+framework's own loop drives support-refund to reward 1.0 with the solution and below 1.0 with a wrong one, and
+tau2-retail:0 (a simulated customer) likewise. The model is a script of what a model would write (no weights can
+be downloaded here), except TRL's GRPO step, which runs a tiny model built in the example."""
 
 from __future__ import annotations
 
@@ -11,225 +12,117 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]  # a cold venv of the framework's package, then its loop
 
-SOLUTION = [
-    ("issue_refund", {"order_id": "ORD-5001", "amount": 89.99, "reason": "damaged"}),
-    ("close_ticket", {"ticket_id": "TCK-9001", "resolution": "Refunded 89.99."}),
-    ("send_email", {"to": ["dana.kim@example.com"], "subject": "Refund", "body": "We refunded 89.99 for the boots."}),
-]
-
-SKYRL = """
-import json, sys
-import skyrl_gym
-from agentenv_rl.api import register_skyrl, skyrl_rows
-
-register_skyrl()
-calls = json.loads(sys.argv[1])
-
-def play(texts):
-    (row,) = skyrl_rows("support-refund")
-    env = skyrl_gym.make(row["env_class"], env_config={}, extras=row["extras"])
-    prompt, _ = env.init(row["prompt"])
-    assert prompt[0]["role"] == "system" and "<tool_call>" in prompt[0]["content"], prompt[0]
-    seen = []
-    for text in texts:
-        out = env.step(text)
-        seen.append(out["observations"])
-        if out["done"]:
-            return {"reward": out["reward"], "metadata": out["metadata"], "seen": seen, "metrics": env.get_metrics()}
-    raise AssertionError("the episode did not end")
-
-hermes = ["<think>Refund first.</think>\\n<tool_call>\\n" + json.dumps({"name": n, "arguments": a}) + "\\n</tool_call>"
-          for n, a in calls]
-openai = [json.dumps({"tool_calls": [{"type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-                                     for n, a in calls]})]
-broken = ["<tool_call>{not json</tool_call>"]
-print(json.dumps({
-    "hermes": play(hermes + ["Refunded 89.99, closed the ticket and emailed Dana."]),
-    "openai": play(openai + ["Done."]),
-    "wrong": play(broken + hermes[:1] + ["Refunded."]),
-}))
-"""
+EXAMPLES = Path(__file__).resolve().parents[4] / "examples" / "training"
+Example = Callable[..., dict[str, Any]]
 
 
-def test_skyrl_gym_plays_the_task_from_raw_generated_text(
-    framework_python: Callable[..., Path], run_in: Callable[..., dict[str, Any]]
-) -> None:
-    python = framework_python("skyrl", "skyrl-gym==0.4.0")
-    seen = run_in(python, SKYRL, json.dumps(SOLUTION))
-    hermes, openai, wrong = seen["hermes"], seen["openai"], seen["wrong"]
-    assert hermes["reward"] == 1.0 and hermes["metadata"]["passed"] is True and hermes["metrics"]["passed"] == 1.0
-    assert all(json.loads(obs[0]["content"])["ok"] for obs in hermes["seen"][:3])
-    assert openai["reward"] == 1.0 and len(openai["seen"][0]) == 3  # three calls in one generation
-    assert 0.0 <= wrong["reward"] < 1.0
-    unread = json.loads(wrong["seen"][0][0]["content"])
+@pytest.fixture
+def example(framework_python: Callable[..., Path], run_in: Callable[..., dict[str, Any]]) -> Example:
+    """`example(file, *requirements, python=…)`: run examples/training/FILE with the framework venv's interpreter;
+    its last line of output is JSON, returned parsed."""
+
+    def run(name: str, *requirements: str, python: str = "3.11") -> dict[str, Any]:
+        venv = framework_python(Path(name).stem, *requirements, python=python)
+        return run_in(venv, EXAMPLES / name, timeout=1800)
+
+    return run
+
+
+def test_skyrl_gym_plays_tasks_from_raw_generated_text(example: Example) -> None:
+    seen = example("skyrl_text_env.py", "skyrl-gym==0.4.0")
+    solved = seen["solved"]
+    assert solved["reward"] == 1.0 and solved["metadata"]["passed"] is True and solved["metrics"]["passed"] == 1.0
+    assert all(json.loads(obs[0]["content"])["ok"] for obs in solved["seen"][:3])
+    assert "<tool_call>" in solved["system"]  # the tools, offered in the Hermes format
+    assert seen["openai json"]["reward"] == 1.0 and len(seen["openai json"]["seen"][0]) == 3  # three calls at once
+    assert 0.0 <= seen["wrong"]["reward"] < 1.0
+    unread = json.loads(seen["unreadable"]["seen"][0][0]["content"])
     assert unread["ok"] is False and "could not be read" in unread["error"]["message"]
+    # a simulated user: the text went to the customer, whose reply came back as a user message; its stop graded
+    talked = seen["tau2 solved"]
+    assert talked["reward"] == 1.0 and talked["seen"][0] == [
+        {"role": "user", "content": "You are Yusuf Rossi in zip code 19122."}
+    ]
+    assert "Retail agent policy" in talked["system"] and seen["tau2 wrong"]["reward"] == 0.0
+    system, user = seen["tau2 row"]["prompt"]  # the policy is the system prompt; the scenario is never shown
+    assert system["role"] == "system" and user == {"role": "user", "content": ""}
 
 
-TRL_GRPO = """
-import json, sys, tempfile
-import torch
-from datasets import Dataset
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
-from trl import GRPOConfig, GRPOTrainer
-from trl.chat_template_utils import qwen3_chat_template
-from agentenv_rl.api import trl_environment, trl_rows
-
-TOOLS = ["get_ticket", "issue_refund", "close_ticket", "send_email"]
-Environment = trl_environment("support-refund", tools=TOOLS, short_descriptions=True)
-rows = trl_rows("support-refund") * 2
-
-# A tokenizer trained here on the chat template's own rendering of the prompt (no download), and a tiny model.
-specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>",
-            "</tool_response>", "<think>", "</think>"]
-raw = Tokenizer(models.BPE())
-raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-raw.decoder = decoders.ByteLevel()
-bootstrap = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.BPE()))
-probe = Environment()
-sample = bootstrap.apply_chat_template(rows[0]["prompt"], tools=[getattr(probe, t) for t in TOOLS],
-                                       chat_template=qwen3_chat_template, tokenize=False, add_generation_prompt=True)
-raw.train_from_iterator([sample] * 4, trainers.BpeTrainer(vocab_size=1200, special_tokens=specials,
-                                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                    padding_side="left")
-tokenizer.chat_template = qwen3_chat_template
-torch.manual_seed(0)
-model = Qwen3ForCausalLM(Qwen3Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
-                                     num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
-                                     max_position_embeddings=4096, pad_token_id=tokenizer.pad_token_id,
-                                     eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=True))
-rewards_seen = []
-original = Environment.get_reward
-def get_reward(self):
-    reward = original(self)
-    rewards_seen.append(reward)
-    return reward
-Environment.get_reward = get_reward
-args = GRPOConfig(output_dir=tempfile.mkdtemp(), per_device_train_batch_size=2, num_generations=2, max_steps=1,
-                  max_completion_length=8, learning_rate=1e-2, use_cpu=True, report_to=[], logging_steps=1,
-                  save_strategy="no", bf16=False, max_tool_calling_iterations=1)
-trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=Dataset.from_list(rows),
-                      environment_factory=Environment)
-trainer.train()
-trainer_rewards = list(rewards_seen)
-logged = [entry for entry in trainer.state.log_history if "reward" in entry]
-# The same class in TRL's own tool loop pieces: its tool schema and its response parser on a model's text.
-from transformers.utils import get_json_schema
-schema = get_json_schema(Environment.issue_refund)
-solved, wrong = Environment(), Environment()
-solved.reset(**rows[0]); wrong.reset(**rows[0])
-for name, arguments in json.loads(sys.argv[1]):
-    text = "<tool_call>\\n" + json.dumps({"name": name, "arguments": arguments}) + "\\n</tool_call><|im_end|>"
-    for call in tokenizer.parse_response(text, prefix="")["tool_calls"]:
-        getattr(solved, call["function"]["name"])(**call["function"]["arguments"])
-print(json.dumps({"rewards_seen": trainer_rewards, "logged": logged, "schema": schema,
-                  "solved": solved.get_reward(), "wrong": wrong.get_reward(), "steps": trainer.state.global_step}))
-"""
-
-
-def test_a_real_trl_grpo_step_on_cpu_rewards_from_the_world(
-    framework_python: Callable[..., Path], run_in: Callable[..., dict[str, Any]]
-) -> None:
-    python = framework_python("trl", "trl==1.16.0", "datasets>=3")
-    seen = run_in(python, TRL_GRPO, json.dumps(SOLUTION), timeout=1200)
+def test_a_real_trl_grpo_step_on_cpu_rewards_from_the_world(example: Example) -> None:
+    seen = example("trl_grpo.py", "trl==1.16.0", "datasets>=3")
     assert seen["steps"] == 1
     # get_reward graded each of the step's two rollouts; an untrained model's 8 tokens solve nothing
     assert len(seen["rewards_seen"]) == 2 and all(0.0 <= r < 1.0 for r in seen["rewards_seen"])
     (logged,) = seen["logged"]  # TRL logged our environment's reward under its class name, with the step's loss
     assert logged["rewards/AgentEnv_support_refund/mean"] == sum(seen["rewards_seen"]) / 2 and "loss" in logged
     parameters = seen["schema"]["function"]["parameters"]
-    properties = parameters["properties"]
-    assert properties["amount"]["type"] == "number" and parameters["required"] == [
-        "order_id",
-        "amount",
-        "reason",
-    ]
+    assert parameters["properties"]["amount"]["type"] == "number"
+    assert parameters["required"] == ["order_id", "amount", "reason"]
     assert seen["solved"] == 1.0 and seen["wrong"] < 1.0
+    talked = seen["tau2 solved"]  # reset gave the customer's opening; message_user talked to the customer
+    assert talked["reward"] == 1.0 and "#W2378156" in talked["opening"] and talked["stop"] == "###STOP###"
+    assert talked["reply"] == "You are Yusuf Rossi in zip code 19122." and talked["row"][-1]["content"] == ""
+    assert seen["tau2 wrong"]["reward"] == 0.0
 
 
-ART = """
-import asyncio, json, sys
-import art
-from agentenv_rl.api import art_rollout
-
-def summary(trajectory):
-    assert isinstance(trajectory, art.Trajectory)
-    kinds = [m["role"] if isinstance(m, dict) else type(m).__name__ for m in trajectory.messages_and_choices]
-    return {"reward": trajectory.reward, "metrics": trajectory.metrics, "kinds": kinds,
-            "tools": len(trajectory.tools or [])}
-
-async def main(solved_url, wrong_url):
-    def model(url):
-        return art.Model(name="stand-in", project="agentenv", inference_api_key="none", inference_base_url=url)
-    # ART's own gathering runs the rollout coroutines of a group
-    group = art.TrajectoryGroup([art_rollout(model(solved_url), "support-refund")])
-    groups = await art.gather_trajectory_groups([group])
-    wrong = await art_rollout(model(wrong_url), "support-refund")
-    print(json.dumps({"solved": summary(groups[0].trajectories[0]), "wrong": summary(wrong), "groups": len(groups)}))
-
-asyncio.run(main(sys.argv[1], sys.argv[2]))
-"""
-
-
-def test_art_rollouts_come_back_as_art_trajectories(
-    framework_python: Callable[..., Path], run_in: Callable[..., dict[str, Any]]
-) -> None:
-    from agentenv_model_standin.api import StandInModel
-
-    solved = [{"tool_calls": [{"tool": name, "arguments": args}]} for name, args in SOLUTION] + [{"text": "Done."}]
-    wrong = [{"tool_calls": [{"tool": SOLUTION[0][0], "arguments": SOLUTION[0][1]}]}, {"text": "Refunded."}]
+def test_art_rollouts_come_back_as_art_trajectories(example: Example) -> None:
     # openpipe-art 0.5.18 allows openai>=2.14, but hands openai 3 (httpx2 inside) an httpx.Timeout, which fails
     # on the first request ("unsupported operand type(s) for +: 'float' and 'Timeout'"): openai stays below 3.
-    python = framework_python("art", "openpipe-art==0.5.18", "openai>=2.14,<3")
-    with StandInModel(solved) as right, StandInModel(wrong) as partial:
-        seen = run_in(python, ART, right.openai_url, partial.openai_url)
-        assert len(right.requests) == 4 and len(partial.requests) == 2
-    assert seen["solved"]["reward"] == 1.0 and seen["solved"]["metrics"]["passed"] is True
-    assert seen["solved"]["kinds"] == ["user"] + ["Choice", "tool"] * 3 + ["Choice"]  # trainable turns are Choices
-    assert seen["solved"]["tools"] > 40
-    assert 0.0 <= seen["wrong"]["reward"] < 1.0 and seen["groups"] == 1
+    seen = example("art_rollouts.py", "openpipe-art==0.5.18", "openai>=2.14,<3")
+    solved = seen["solved"]
+    assert [t["reward"] for t in solved["group"]] == [1.0, 1.0] and solved["served"] == [4, 4]
+    assert solved["group"][0]["metrics"]["passed"] is True and solved["group"][0]["tools"] > 40
+    assert solved["group"][0]["kinds"] == ["user"] + ["Choice", "tool"] * 3 + ["Choice"]  # trainable turns: Choices
+    assert all(0.0 <= t["reward"] < 1.0 for t in seen["wrong"]["group"])
+    talked = seen["tau2 solved"]["group"][0]  # the system policy, the customer's opening, its replies as users
+    assert talked["reward"] == 1.0 and talked["kinds"][:4] == ["system", "user", "Choice", "user"]
+    assert [t["reward"] for t in seen["tau2 wrong"]["group"]] == [0.0, 0.0]
 
 
-def _vf_eval(python: Path, base_url: str, output: Path) -> dict[str, Any]:
-    """`vf-eval agentenv-vf` (verifiers' own CLI) on support-refund against a model at `base_url`: the trace."""
-    import os
-    import subprocess
-
-    from agentenv_testing.installs import AGENTENV_VARS
-
-    env = {k: v for k, v in os.environ.items() if k not in AGENTENV_VARS and k != "VIRTUAL_ENV"}
-    env |= {"STANDIN_KEY": "none", "PATH": f"{python.parent}:{env.get('PATH', '')}"}
-    command = [str(python.parent / "vf-eval"), "agentenv-vf", "--env.taskset.bundle", "support-refund"]
-    command += ["-m", "stand-in", "--client.base-url", base_url, "--client.api-key-var", "STANDIN_KEY", "-r", "1"]
-    command += ["--env.agent.harness.id", "null", "--env.agent.runtime.type", "subprocess", "--no-push"]
-    command += ["-o", str(output)]
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    (traces,) = output.glob("*/traces.jsonl")
-    (episode,) = [json.loads(line) for line in traces.read_text().splitlines()]
-    assert episode["ok"] and not episode["errors"], episode["errors"]
-    (trace,) = episode["traces"]
-    result: dict[str, Any] = trace
-    return result
+def test_vf_eval_plays_the_task_as_a_verifiers_v1_taskset(example: Example) -> None:
+    seen = example("verifiers_vf_eval.py", "verifiers==0.4.0")
+    solved, wrong = seen["solved"], seen["wrong"]
+    assert solved["reward"] == 1.0 and solved["agentenv"]["passed"] is True and solved["served"] == 4
+    assert solved["roles"] == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
+    assert {"issue_refund", "close_ticket", "send_email"} <= set(solved["offered"]) and len(solved["offered"]) == 50
+    assert 0.0 <= wrong["reward"] < 1.0 and wrong["agentenv"]["passed"] is False and wrong["served"] == 2
 
 
-def test_vf_eval_plays_the_task_as_a_verifiers_v1_taskset(
-    framework_python: Callable[..., Path], tmp_path: Path
-) -> None:
-    from agentenv_model_standin.api import StandInModel
+def test_agent_lightning_runs_the_agent_class_behind_its_capturing_proxy(example: Example) -> None:
+    """Agent Lightning v1's own server (gateway proxy, store), its local rollout controller and its trainer's
+    rollout manager run `AgentLightningAgent` for each rollout; the stand-in model answers through the proxy."""
+    # agentlightning 1.0 needs Python 3.12; numpy is its rollout manager's import (its verl extra brings it)
+    seen = example("agent_lightning_agent.py", "agentlightning==1.0.2", "numpy", python="3.12")
+    for name, case in seen.items():
+        assert all(r["state"] == "succeeded" for r in case["rollouts"]) and len(case["rollouts"]) == 2, (name, case)
+        for played in case["rollouts"]:  # the proxy captured every model request; the reward event is the agent's
+            assert played["events"].count("model_request") == len(played["requests"]) and "reward" in played["events"]
+    solved = seen["solved"]
+    assert [r["reward"] for r in solved["rollouts"]] == [1.0, 1.0] and solved["served"] == 8
+    assert all(r["agentenv"][0]["passed"] and r["agentenv"][0]["turns"] == 4 for r in solved["rollouts"])
+    assert all(0.0 <= r["reward"] < 1.0 for r in seen["wrong"]["rollouts"])
+    # the simulated user: the agent's texts went to the customer, whose stop ended and graded the episode
+    talked = seen["tau2 solved"]
+    assert [r["reward"] for r in talked["rollouts"]] == [1.0, 1.0]
+    assert talked["rollouts"][0]["requests"][:2] == [2, 4]  # the policy + the opening; then the customer's reply
+    assert [r["reward"] for r in seen["tau2 wrong"]["rollouts"]] == [0.0, 0.0]
 
-    solved = [{"tool_calls": [{"tool": name, "arguments": args}]} for name, args in SOLUTION] + [{"text": "Done."}]
-    wrong = [{"tool_calls": [{"tool": SOLUTION[0][0], "arguments": SOLUTION[0][1]}]}, {"text": "Refunded."}]
-    python = framework_python("verifiers", "verifiers==0.4.0")
-    with StandInModel(solved) as right, StandInModel(wrong) as partial:
-        good = _vf_eval(python, right.openai_url, tmp_path / "solved")
-        bad = _vf_eval(python, partial.openai_url, tmp_path / "wrong")
-        assert len(right.requests) == 4 and len(partial.requests) == 2
-        offered = {tool["function"]["name"] for tool in right.requests[0].body["tools"]}
-    assert good["rewards"]["task_score"]["score"] == 1.0 and good["info"]["agentenv"]["passed"] is True
-    assert [n["message"]["role"] for n in good["nodes"]] == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
-    assert {"issue_refund", "close_ticket", "send_email"} <= offered and len(offered) == 47  # the role's tools
-    assert 0.0 <= bad["rewards"]["task_score"]["score"] < 1.0 and bad["info"]["agentenv"]["passed"] is False
+
+def test_verl_agent_loop_rolls_out_through_verls_agent_loop_worker(example: Example) -> None:
+    """verl 0.9's own `AgentLoopWorker` (its trainer config, tokenizer wiring, continuous-token merging, tool parser,
+    padding and reward placement) runs `AgentEnvAgentLoop` for each row; the rollout server is a stand-in answering
+    a script in tokens (no GPU, no vLLM here)."""
+    # verl's core extra: its rollout modules import uvicorn, fastapi and cachetools, which plain `verl` leaves out
+    seen = example("verl_agent_loop.py", "verl[verl-core]==0.9.1")
+    solved = seen["solved"]
+    assert solved["rewards"] == [1.0, 1.0] and all(e["passed"] for e in solved["agentenv"])
+    assert all(0.0 <= r < 1.0 for r in seen["wrong"]["rewards"])
+    assert seen["tau2 solved"]["rewards"] == [1.0, 1.0] and seen["tau2 wrong"]["rewards"] == [0.0, 0.0]
+    assert all(g > 0 for g in solved["generated"]) and all(c > 0 for c in solved["context"])  # tool results: mask 0
+    assert solved["logprobs"] == [-0.25]  # the server's log-probs, aligned with the generated tokens only
+    assert "<tools>" in solved["first_prompt"] and '"name": "close_ticket"' in solved["first_prompt"]
+    assert '"name": "lookup_account"' not in solved["first_prompt"]  # trimmed to the row's tools
+    opening = seen["tau2 solved"]["first_prompt"]
+    assert "Retail agent policy" in opening and "#W2378156" in opening  # the policy, then the customer's opening

@@ -172,6 +172,10 @@ def test_refusals_name_the_field_and_leave_nothing(provider: DockerProvider) -> 
             assert driver in str(caught.value)
     with pytest.raises(SpecRefused, match="ports"):
         make(provider, run, network=NetworkPolicy(mode="allowlist"), ports=[8000])
+    with pytest.raises(SpecRefused, match="ports"):
+        make(provider, run, network=NetworkPolicy(mode="loopback"), ports=[8000])
+    with pytest.raises(SpecRefused, match=r"network: mode 'none'.*use mode 'loopback'"):
+        make(provider, run, network=NetworkPolicy(mode="none"))
     assert provider.list({"agentenv.run": run}) == []
     assert provider.client.networks.list(filters={"label": f"agentenv.run={run}"}) == []
 
@@ -238,3 +242,29 @@ def test_prune_never_touches_unmanaged_objects(provider: DockerProvider) -> None
         assert provider.client.networks.get(foreign.id).name == f"foreign-{run}"
     finally:
         foreign.remove()
+
+
+LOOPBACK_PROBE = """
+import os, socket
+server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen()
+socket.create_connection(server.getsockname(), timeout=5).close()
+try:
+    socket.create_connection(("192.0.2.1", 80), timeout=5)
+    outside = "connected"
+except OSError as exc:
+    outside = f"errno {exc.errno}"
+print(sorted(os.listdir("/sys/class/net")), "own loopback ok", outside)
+"""
+
+
+def test_loopback_mode_leaves_the_container_only_its_own_loopback(provider: DockerProvider) -> None:
+    open_box = make(provider)
+    closed = make(provider, network=NetworkPolicy(mode="loopback"))
+    assert provider.client.containers.get(closed.id).attrs["HostConfig"]["NetworkMode"] == "none"
+    assert engine_objects(provider, closed.id)[1] == []  # no network was made for it
+    interfaces_open = open_box.exec(["python3", "-c", LOOPBACK_PROBE], timeout=60).stdout
+    result = closed.exec(["python3", "-c", LOOPBACK_PROBE], timeout=60)
+    assert result.stdout.strip() == "['lo'] own loopback ok errno 101", result  # ENETUNREACH: no route at all
+    assert "eth0" in interfaces_open  # the same probe in a sandbox with a network
+    closed.teardown()
+    assert engine_objects(provider, closed.id) == ([], [])

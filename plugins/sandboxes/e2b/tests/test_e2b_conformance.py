@@ -16,6 +16,7 @@ class TestE2BConformance(SandboxProviderConformance):
     supports_network_allowlist = True  # enforced by E2B's egress firewall (allow_out / deny_out)
     supports_ports = True
     supports_limits = False  # CPU, memory and disk are fixed per template
+    network_modes = frozenset({"loopback"})  # deny all egress, URLs not public (recorded by the stand-in)
     image = None  # the provider's default template, `base`
     ready_seconds = 20.0
 

@@ -20,6 +20,7 @@ class TestE2BLiveConformance(SandboxProviderConformance):
     supports_network_allowlist = True
     supports_ports = True
     supports_limits = False
+    network_modes = frozenset({"loopback"})
     image = os.environ.get("AGENTENV_E2B_TEMPLATE")  # None: the `base` template (has python3)
     ready_seconds = 60.0
 

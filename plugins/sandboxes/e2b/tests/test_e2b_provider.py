@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,18 +60,25 @@ def test_allowlist_becomes_allow_out_with_deny_all(provider, made, standin):
     }
 
 
+def test_loopback_denies_all_egress_and_public_traffic(provider, made, standin):
+    _create(provider, made, network=NetworkPolicy(mode="loopback"))
+    assert standin.created[-1]["network"] == {"denyOut": ["0.0.0.0/0"], "allowPublicTraffic": False}
+
+
 def test_refusals_name_the_field_and_leave_nothing(provider, standin):
     before = len(standin.created)
     cases = {
+        "network.mode='none'": {"network": NetworkPolicy(mode="none")},
+        "ports=[8000]": {"network": NetworkPolicy(mode="loopback"), "ports": [8000]},
         "cpu": {"cpu": 2.0},
         "memory_mb": {"memory_mb": 1024},
         "disk_mb": {"disk_mb": 4096},
         "network.allow": {"network": NetworkPolicy(mode="allowlist", allow=["https://pypi.org/simple"])},
     }
     for field, spec in cases.items():
-        with pytest.raises(SpecRefused, match=field.replace(".", r"\.")) as info:
+        with pytest.raises(SpecRefused, match=re.escape(field)) as info:
             provider.create(SandboxSpec(**spec))
-        if field != "network.allow":
+        if not field.startswith(("network", "ports")):
             assert "template" in str(info.value)
     assert len(standin.created) == before
 

@@ -27,7 +27,8 @@ class TestProcessConformance(SandboxProviderConformance):
     supports_vm = False
     supports_network_allowlist = False
     supports_ports = True
-    supports_limits = False
+    limits = frozenset({"cpu", "memory_mb"})
+    network_modes = frozenset({"loopback", "none"})
     # The kit's port is remapped to a free one, which every command sees as $AGENTENV_PORT_<port>.
     serve_command = f"'{sys.executable}' -m http.server $AGENTENV_PORT_{{port}} --bind 127.0.0.1 >/dev/null 2>&1 &"
 

@@ -223,6 +223,13 @@ def test_ttl_records_a_deadline_and_expired_sandboxes_stay_listed(provider: Inli
     assert not expired.workdir.exists() and long.status() == "missing"
 
 
+def test_no_command_runs_past_the_time_to_live(provider: InlineProvider) -> None:
+    short = provider.create(SandboxSpec(labels=RUN, ttl_seconds=2))
+    done = short.exec(["sleep", "30"], timeout=60)  # asks for a minute; the sandbox has two seconds left
+    assert done.exit_code == 124 and "timed out" in done.stderr
+    short.teardown()
+
+
 # -- files -------------------------------------------------------------------------------------------
 
 

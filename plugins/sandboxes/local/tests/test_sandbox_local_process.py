@@ -144,3 +144,127 @@ def test_refusals_name_the_process_provider(tmp_path: Path) -> None:
     with pytest.raises(SpecRefused, match=r"process .*image='python:3.11'"):
         provider(tmp_path).create(SandboxSpec(image="python:3.11"))
     assert provider(tmp_path).list({}) == []
+
+
+# ---- what the process provider enforces: the network, CPUs, memory --------------------------------
+CONNECT = textwrap.dedent(
+    """
+    import socket, sys
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).close()
+        print("reached")
+    except OSError as exc:
+        print("unreachable", exc.errno)
+    """
+)
+SELF_LOOP = textwrap.dedent(
+    """
+    import socket
+    server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen()
+    try:
+        socket.create_connection(server.getsockname(), timeout=5).close()
+        print("own loopback works")
+    except OSError as exc:
+        print("no loopback", exc.errno)
+    """
+)
+
+
+@pytest.fixture
+def host_port():
+    """A server on this machine's loopback, as the world's gateway would be."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    yield server.getsockname()[1]
+    server.close()
+
+
+def run_in(box: ProcessSandbox, script: str, *args: str) -> str:
+    done = box.exec([sys.executable, "-c", script, *args], timeout=60)
+    assert done.exit_code == 0, done
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("mode", ["loopback", "none"])
+def test_network_modes_cut_the_sandbox_off_from_this_machine(tmp_path: Path, host_port: int, mode: str) -> None:
+    from agentenv.contracts import NetworkPolicy
+    from agentenv_sandbox_local.confine import network_problem
+
+    if why := network_problem(mode):
+        pytest.skip(why)
+    open_box = provider(tmp_path).create(SandboxSpec(labels={"agentenv.run": "net"}))
+    closed = provider(tmp_path).create(SandboxSpec(network=NetworkPolicy(mode=mode), labels={"agentenv.run": "net"}))
+    try:
+        assert run_in(open_box, CONNECT, str(host_port)) == "reached"  # the same call without the policy
+        assert run_in(closed, CONNECT, str(host_port)).startswith("unreachable")
+        inside = run_in(closed, SELF_LOOP)
+        assert inside == ("own loopback works" if mode == "loopback" else "no loopback 101")  # ENETUNREACH
+    finally:
+        open_box.teardown()
+        closed.teardown()
+
+
+def test_the_main_command_runs_under_the_network_policy_too(tmp_path: Path, host_port: int) -> None:
+    from agentenv.contracts import NetworkPolicy
+    from agentenv_sandbox_local.confine import network_problem
+
+    if why := network_problem("loopback"):
+        pytest.skip(why)
+    command = ["sh", "-c", f"'{sys.executable}' -c '{CONNECT}' {host_port} > main.out"]
+    box = provider(tmp_path).create(SandboxSpec(command=command, network=NetworkPolicy(mode="loopback")))
+    try:
+        deadline = time.monotonic() + 60
+        while box.status() == "running" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert box.get_file("main.out").decode().startswith("unreachable")
+    finally:
+        box.teardown()
+
+
+def test_memory_limit_stops_a_process_that_takes_more(tmp_path: Path) -> None:
+    take = "import sys; data = bytearray(int(sys.argv[1]) * 1024 * 1024); print(len(data) // 2**20)"
+    free = provider(tmp_path).create(SandboxSpec())
+    tight = provider(tmp_path).create(SandboxSpec(memory_mb=200))
+    try:
+        assert free.exec([sys.executable, "-c", take, "400"], timeout=60).stdout.strip() == "400"
+        refused = tight.exec([sys.executable, "-c", take, "400"], timeout=60)
+        assert refused.exit_code != 0 and "MemoryError" in refused.stderr
+        assert tight.exec([sys.executable, "-c", take, "50"], timeout=60).stdout.strip() == "50"
+    finally:
+        free.teardown()
+        tight.teardown()
+
+
+def test_cpu_limit_pins_commands_to_that_many_cpus(tmp_path: Path) -> None:
+    import os
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("this machine gives this process one CPU: a limit of one changes nothing to observe")
+    count = "import os; print(len(os.sched_getaffinity(0)))"
+    box = provider(tmp_path).create(SandboxSpec(cpu=1))
+    try:
+        assert box.exec([sys.executable, "-c", count]).stdout.strip() == "1"
+    finally:
+        box.teardown()
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"cpu": 0.5}, "cpu=0.5: the process provider limits whole CPUs"),
+        ({"cpu": 4096}, "cpu=4096.0: this machine lets agentenv use"),
+        ({"disk_mb": 100}, "disk_mb=100: process does not enforce resource limits"),
+        ({"network": {"mode": "allowlist", "allow": ["pypi.org"]}}, "a process cannot be limited to named hosts"),
+        ({"network": {"mode": "loopback"}, "ports": [8000]}, "nothing outside the sandbox reaches its ports"),
+    ],
+)
+def test_what_the_process_provider_cannot_enforce_is_refused(tmp_path: Path, fields: dict, named: str) -> None:
+    from agentenv.contracts import SpecRefused
+
+    with pytest.raises(SpecRefused) as refused:
+        provider(tmp_path).create(SandboxSpec.model_validate(fields))
+    assert named in str(refused.value)
+    assert provider(tmp_path).list({}) == []

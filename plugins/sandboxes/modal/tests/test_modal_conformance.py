@@ -21,7 +21,8 @@ _LIVE_SKIP = "live Modal tests need MODAL_TOKEN_ID (and MODAL_TOKEN_SECRET) in t
 class _StandinKit(SandboxProviderConformance):
     image = "python:3.11-slim"  # the stand-in records it; commands run on this host
     supports_network_allowlist = True  # recorded, not enforced, by the stand-in (see test_modal_provider)
-    supports_limits = True  # cpu and memory; disk_mb is refused (test_modal_provider)
+    limits = frozenset({"cpu", "memory_mb"})  # disk_mb is refused (test_modal_provider)
+    network_modes = frozenset({"loopback"})  # block_network, recorded by the stand-in
 
     @pytest.fixture(autouse=True)
     def _standin(self, modal_standin: object) -> None:
@@ -46,6 +47,7 @@ class TestModalLiveConformance(SandboxProviderConformance):
     image = "python:3.11-slim"
     supports_network_allowlist = True
     supports_limits = True
+    network_modes = frozenset({"loopback"})
     ready_seconds = 180.0
 
     def make_provider(self, tmp_path: Path) -> SandboxProvider:

@@ -108,9 +108,18 @@ def test_empty_allowlist_blocks_egress_but_keeps_tunnels(modal_standin: ModalSta
     assert [p.port for p in definition.open_ports.ports] == [9000]
 
 
+def test_loopback_blocks_the_network(modal_standin: ModalStandin, made: list[ModalSandbox]) -> None:
+    _create(made, ModalProvider({}), network=NetworkPolicy(mode="loopback"))
+    definition = modal_standin.state.creates[-1].definition
+    assert definition.network_access.network_access_type == api_pb2.NetworkAccess.NetworkAccessType.BLOCKED
+    assert list(definition.open_ports.ports) == []
+
+
 @pytest.mark.parametrize(
     ("provider", "fields", "named"),
     [
+        (ModalProvider, {"network": NetworkPolicy(mode="none")}, "network.mode='none'"),
+        (ModalProvider, {"network": NetworkPolicy(mode="loopback"), "ports": [9000]}, "ports=[9000]"),
         (ModalProvider, {"mode": "vm"}, "mode='vm'"),
         (ModalProvider, {"disk_mb": 512}, "disk_mb"),
         (ModalVmProvider, {"disk_mb": 512}, "disk_mb"),

@@ -41,6 +41,34 @@ def test_scripted_agent_acts_through_the_world(runs, step):
     assert [(t["role"], t["agent"]) for t in turns] == [("default", output["response"])]
 
 
+def test_the_agent_override_can_name_one_role_of_a_multi_agent_task(runs, step, tmp_path):
+    """`--agent ROLE=NAME` replaces the agent of that role only; a bare NAME still replaces every agent, and a
+    role-specific choice wins over it."""
+    bundle = tmp_path / "bundle"
+    (bundle / "agents").mkdir(parents=True)
+    for name in ("red", "yellow", "lazy", "eager"):
+        (bundle / "agents" / f"{name}.json").write_text(json.dumps({"turn": [{"actions": [{"say": name}]}]}))
+    roles = {"red": {"tools": ["*"]}, "yellow": {"tools": ["*"]}}
+
+    def player(role: str) -> dict[str, Any]:
+        return {"id": role, "type": "deploy_agent", "env": "world", "role": role,
+                "settings": {"policy": f"agents/{role}.json"}}  # fmt: skip
+
+    steps = (deploy(roles=roles), player("red"), player("yellow"), prompt("r", "red"), prompt("y", "yellow"))
+
+    def answers(agent: str | None) -> tuple[str, str]:
+        record = runs(task(*steps), bundle_dir=bundle, overrides={"agent": agent} if agent else {})
+        assert record["status"] == "succeeded", record["steps"]
+        return step(record, "r")["output"]["response"], step(record, "y")["output"]["response"]
+
+    assert answers(None) == ("red", "yellow")
+    assert answers("yellow=lazy") == ("red", "lazy")
+    assert answers("lazy") == ("lazy", "lazy")
+    assert answers("eager,yellow=lazy") == ("eager", "lazy")
+    with pytest.raises(TaskError, match="--agent blue=lazy: no deploy_agent step acts as role 'blue'"):
+        runs(task(*steps), bundle_dir=bundle, overrides={"agent": "blue=lazy"})
+
+
 def test_simulated_user_turns_until_stop_when(runs, step):
     turns = [[{"say": "first answer"}], [{"say": "second answer"}], [{"say": "DONE now"}], [{"say": "never"}]]
     agent = scripted("agent", "world", *turns)
@@ -89,7 +117,10 @@ def test_unknown_agent_override_is_refused_before_the_run(runs):
     [
         ({"settings": {"policy_data": {"turn": []}, "colour": 1}}, "settings.colour: Extra inputs are not permitted"),
         ({"settings": {}}, "give exactly one of `policy`"),
-        ({"settings": {"policy_data": {"turn": [{"actions": [{"call": "x", "say": "y"}]}]}}}, "turn[0].actions[0]"),
+        (  # a call and a say in one action (the tool exists: the install check passes it)
+            {"settings": {"policy_data": {"turn": [{"actions": [{"call": "get_time", "say": "y"}]}]}}},
+            "turn[0].actions[0]",
+        ),
     ],
 )
 def test_bad_agent_settings_fail_naming_the_field(runs, step, fields, message):
@@ -112,10 +143,11 @@ def test_what_the_install_lacks_is_refused_before_the_run(runs, fields, message)
 
 
 def test_model_override_chooses_llm_and_names_the_missing_endpoint(runs, step):
+    """Refused before the run (it used to fail at deploy_agent, after the world was up)."""
     steps = (deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "settings": {"policy": "agents/x.toml"}})
-    record = runs(task(*steps), overrides={"model": "gpt-test"})
-    assert record["status"] == "failed"
-    error = step(record, "agent")["error"]
+    with pytest.raises(TaskError) as caught:
+        runs(task(*steps), overrides={"model": "gpt-test"})
+    error = str(caught.value)
     assert "llm agent" in error and "settings.base_url" in error and "[model] base_url" in error
 
 
@@ -190,6 +222,36 @@ def test_a_kind_table_and_model_url_override_the_model_table(runs, step, tmp_pat
     assert len(chat_requests) == 2
 
 
+def test_a_kind_table_gives_any_setting_of_its_kind(runs, step, tmp_path: Path, chat_stub, chat_requests):
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    config.values["agents"] = {"llm": {"base_url": chat_stub, "system_prompt": "From the kind table."}}
+    steps = (deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "kind": "llm"}, prompt("ask", "agent"))
+    record = runs(task(*steps), config=config)
+    assert record["status"] == "succeeded", record["steps"]
+    [request] = chat_requests
+    assert request["body"]["messages"][0] == {"role": "system", "content": "From the kind table."}
+    no_url = runs(task(deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "kind": "a2a"}))
+    assert (
+        "settings.url: Field required (give `url` in the step's settings, or set [agents.a2a] url in "
+        in step(no_url, "agent")["error"]
+    )
+
+
+def test_a_wrong_api_in_the_config_names_the_table_the_file_and_the_fix(runs, step, tmp_path: Path, chat_stub):
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": chat_stub, "model": "m", "api": "responses"}
+    steps = (deploy(), {"id": "agent", "type": "deploy_agent", "env": "world", "kind": "llm"})
+    record = runs(task(*steps), config=config)
+    error = step(record, "agent")["error"]
+    assert "settings.api: Value error, 'responses' is not an API the llm agent speaks" in error
+    assert "openai-chat" in error and "openai-responses" in error and "anthropic" in error
+    assert "(`api` comes from [model] api, set in .agentenv/config.toml: fix it there)" in error
+    config.sources["model.api"] = "env AGENTENV_MODEL__API"
+    again = step(runs(task(*steps), config=config), "agent")["error"]
+    assert "(`api` comes from [model] api, set in env AGENTENV_MODEL__API: fix it there)" in again
+
+
 @pytest.mark.parametrize(
     ("bad", "where"),
     [
@@ -253,6 +315,16 @@ def test_persona_replies_are_written_by_the_configured_model(runs, tmp_path: Pat
     assert "Would store credit work?" in prompt_text
 
 
+def test_persona_replies_on_another_api_are_refused_naming_it(runs, tmp_path: Path, chat_stub, chat_requests):
+    config = temporary_config(tmp_path)
+    config.values["model"] = {"base_url": chat_stub, "model": "persona-model", "api": "anthropic"}
+    record = runs(_persona_task(llm=True), config=config)
+    assert chat_requests == []
+    assert "openai-chat (<base_url>/chat/completions) only, and api is 'anthropic'" in json.dumps(
+        runs.trajectory(record)
+    )
+
+
 def test_without_a_model_the_scripted_reply_text_is_sent(runs, tmp_path: Path, chat_stub, chat_requests):
     record = runs(_persona_task(llm=True), config=temporary_config(tmp_path))
     replies = [e for e in runs.trajectory(record) if e["kind"] == "reply"]
@@ -283,3 +355,33 @@ def test_a_missing_attached_file_names_the_field(runs, step):
     asked = {**prompt("ask", "agent"), "files": ["notes/missing.txt"]}
     record = runs(task(deploy(), scripted("agent", "world", [{"say": "hi"}]), asked))
     assert "field `files[0]`: cannot attach 'notes/missing.txt'" in step(record, "ask")["error"]
+
+
+class _Ctx:
+    """What `harness_sandbox` reads of a step context: the run's overrides and its config."""
+
+    def __init__(self, overrides: dict[str, Any], config: dict[str, Any]) -> None:
+        self.overrides, self.tables, self.config = overrides, config, self
+
+    def raw(self, key: str) -> Any:
+        table, _, name = key.rpartition(".")
+        return self.tables.get(table, {}).get(name)
+
+    setting = raw
+
+
+@pytest.mark.parametrize(
+    ("overrides", "config", "chosen"),
+    [
+        ({"sandbox": "docker,process"}, {"agents.claude-code": {"sandbox": "process"}}, "docker"),
+        ({}, {"agents.claude-code": {"sandbox": "docker"}, "sandbox": {"default": "process"}}, "docker"),
+        ({}, {"agents.codex": {"sandbox": "docker"}, "sandbox": {"default": "inline,process"}}, "inline"),
+        ({}, {}, None),
+    ],
+)
+def test_an_agents_sandbox_comes_from_the_flag_then_its_table_then_the_default(
+    overrides: dict[str, Any], config: dict[str, Any], chosen: str | None
+) -> None:
+    from agentenv_steps.agents import harness_sandbox
+
+    assert harness_sandbox("claude-code", _Ctx(overrides, config)) == chosen  # type: ignore[arg-type]

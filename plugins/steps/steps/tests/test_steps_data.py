@@ -194,3 +194,51 @@ def test_data_preflight_names_step_and_field(runs, bad, where):
         runs(task(deploy(), bad))
     assert f"step 's' ({bad['type']})" in str(caught.value)
     assert where in str(caught.value)
+
+
+# ---- rewind_env --------------------------------------------------------------------------------------
+def post(text):
+    return {"call": "post_message", "args": {"channel": "#general", "text": text}, "expect": "ok"}
+
+
+def test_rewind_env_goes_back_to_a_tool_call_of_the_trajectory(runs, step):
+    agent = scripted("a", "world", [post("one"), post("two"), post("three")], [post("after the rewind")])
+    first = runs(task(deploy(rewindable=True), clock(), agent, prompt("p", "a")))
+    position = next(e["seq"] for e in runs.trajectory(first) if e.get("args", {}).get("text") == "two")
+    record = runs(
+        task(
+            deploy(rewindable=True),
+            clock(),
+            agent,
+            prompt("p", "a"),
+            {"id": "back", "type": "rewind_env", "env": "world", "to_event": position},
+            prompt("p2", "a"),
+            snapshot("end", "end"),
+        )
+    )
+    assert record["status"] == "succeeded", record["steps"]
+    assert step(record, "back")["output"]["to_event"] == position and step(record, "back")["output"]["dropped"] == 1
+    texts = [m["text"] for m in exported(runs, "end")["messages"]]
+    assert "two" in texts and "three" not in texts and "after the rewind" in texts
+    events = runs.trajectory(record)
+    assert [e["to_event"] for e in events if e["kind"] == "rewind"] == [position]
+
+
+def test_rewind_env_needs_a_rewindable_world_and_a_tool_call_position(runs, step):
+    agent = scripted("a", "world", [post("one")])
+    record = runs(
+        task(deploy(), agent, prompt("p", "a"), {"id": "back", "type": "rewind_env", "env": "world", "to_event": 0})
+    )
+    assert "field `to_event`: this world keeps no rewind points" in step(record, "back")["error"]
+    assert "set `rewindable = true` on deploy_env 'world'" in step(record, "back")["error"]
+    record = runs(
+        task(
+            deploy(rewindable=True),
+            agent,
+            prompt("p", "a"),
+            {"id": "back", "type": "rewind_env", "env": "world", "to_event": 50},
+        )
+    )
+    assert "field `to_event`: the trajectory has no event 50" in step(record, "back")["error"]
+    served = runs(task(deploy(rewindable=True, sandbox="process")))
+    assert "field `rewindable`: only a world run in process keeps rewind points" in step(served, "world")["error"]

@@ -254,3 +254,129 @@ def test_rate_zero_is_accepted_as_the_peers_frozen_clock() -> None:
     from agentenv_steps.rules import SyncEnvClockSettings
 
     assert SyncEnvClockSettings.model_validate({"env": "e", "rate": 0}).rate == 0
+
+
+# ---- executors and await_fired ------------------------------------------------------------------------
+ASK_MANAGER = {
+    "id": "ask-manager",
+    "kind": "tool_call",
+    "when": {"tool": "post_message", "args": {"channel": "#support"}},
+    "barrier": True,
+    "actions": [{"nl": {"text": "Approve this: {{args.text}}"}}],
+}
+MANAGER_APPROVES = [{"call": "post_message", "args": {"channel": "#general", "text": "Approved: {{ prompt }}"}}]
+
+
+def test_an_nl_action_goes_to_a_scripted_executor_agent_that_acts_as_its_role(runs, step):
+    record = runs(
+        task(
+            deploy(roles={"manager": {"tools": ["post_message"]}, "default": {"tools": ["*"]}}),
+            clock(),
+            scripted("manager", "world", MANAGER_APPROVES, role="manager"),
+            triggers(ASK_MANAGER) | {"executor_agent": "manager"},
+            scripted("agent", "world", [{"call": "post_message", "args": {"channel": "#support", "text": "refund?"}}]),
+            prompt("p", "agent"),
+        )
+    )
+    assert record["status"] == "succeeded", record["steps"]
+    assert step(record, "triggers")["output"] == {"registered": ["ask-manager"], "executors": ["executor"]}
+    events = runs.trajectory(record)
+    asked, approved = calls(events, "post_message")
+    assert asked["role"] == "default" and approved["role"] == "manager"
+    assert approved["args"]["text"] == "Approved: Approve this: refund?"
+    [nl] = [e for e in events if e["kind"] == "nl"]
+    assert nl["executor"] == "executor" and nl["trigger"] == "ask-manager" and "error" not in nl
+
+
+def test_executor_hours_defer_the_instruction_and_the_barrier_holds_the_call_until_it_is_done(runs, step):
+    hours = {"start": "09:00", "end": "17:00", "time_zone": "Europe/Berlin"}
+    record = runs(
+        task(
+            deploy(),
+            clock(start="2026-12-05T12:00:00Z"),  # a Saturday: the manager is back on Monday 08:00Z (09:00 CET)
+            scripted("manager", "world", MANAGER_APPROVES),
+            triggers(ASK_MANAGER) | {"executor_agent": "manager", "executor_hours": hours},
+            scripted("agent", "world", [{"call": "post_message", "args": {"channel": "#support", "text": "x"}}]),
+            prompt("p", "agent"),
+        )
+    )
+    assert record["status"] == "succeeded", record["steps"]
+    asked, approved = calls(runs.trajectory(record), "post_message")
+    assert asked["virtual_time"] == "2026-12-05T12:00:00+00:00"
+    assert approved["virtual_time"] == "2026-12-07T08:00:00+00:00"  # held by the barrier until Monday's opening
+    [fired] = [e for e in runs.trajectory(record) if e["kind"] == "trigger"]
+    assert fired["status"] == "deferred" and fired["waits_until"] == "2026-12-07T08:00:00+00:00"
+
+
+def test_an_executor_that_fails_marks_the_trigger_failed_and_the_call_goes_on(runs, step):
+    broken = [  # the first call fails (no such channel), so the second's template has nothing to read
+        {"call": "get_channel", "args": {"channel": "#nowhere"}, "save": "found"},
+        {"call": "post_message", "args": {"channel": "#general", "text": "{{ found.name }}"}},
+    ]
+    record = runs(
+        task(
+            deploy(),
+            clock(),
+            scripted("manager", "world", broken),
+            triggers(ASK_MANAGER) | {"executor_agent": "manager"},
+            scripted("agent", "world", [{"call": "post_message", "args": {"channel": "#support", "text": "x"}}]),
+            prompt("p", "agent"),
+        )
+    )
+    assert record["status"] == "succeeded", record["steps"]  # the agent's call went through
+    events = runs.trajectory(record)
+    [asked] = calls(events, "post_message")
+    assert asked["error"] is None
+    [nl] = [e for e in events if e["kind"] == "nl"]
+    assert nl["error"]["code"] == "executor_failed" and "not saved because their call failed" in nl["error"]["message"]
+
+
+def test_await_fired_moves_virtual_time_until_the_triggers_are_done(runs, step):
+    walk_in = {
+        "id": "walk-in",
+        "kind": "time",
+        "when": {"at": "2026-12-01T09:00:00Z", "every": {"dist": "exponential", "mean": "2h"}, "count": 3},
+        "actions": [{"call_tool": {"tool": "post_message", "args": {"channel": "#general", "text": "walk-in"}}}],
+    }
+    done = runs(task(deploy(), clock(), triggers(walk_in) | {"await_fired": ["walk-in"]}))
+    assert done["status"] == "succeeded", done["steps"]
+    output = step(done, "triggers")["output"]
+    assert output["awaited"] == {"walk-in": "armed"}  # fired once; `count` = 3 keeps it armed
+    assert output["now"] > "2026-12-01T09:00:00"
+
+    later = {**walk_in, "when": {"at": "2026-12-03T09:00:00Z"}}
+    late = runs(task(deploy(), clock(), triggers(later) | {"await_fired": "walk-in", "await_timeout_seconds": 3600}))
+    error = step(late, "triggers")["error"]
+    assert "field `await_fired`: 'walk-in' had not fired and finished within 3600 virtual seconds" in error
+    assert "walk-in=armed" in error
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"executor_agent": "nobody"}, "executor_agent", "no step 'nobody'"),
+        ({"executors": {"boss": "ghost"}}, "executors.boss", "no step 'ghost'"),
+        ({"executor_hours": {"start": "9", "end": "17:00"}}, "executor_hours.start", "not a time of day"),
+        ({"executor_hours": {"start": "09:00", "end": "17:00"}}, "executor_hours", "there is no executor"),
+        ({"executor_agent": "agent", "executors": {"executor": "agent"}}, "executors", "give it once"),
+        ({"triggers": []}, "triggers", "nothing to do"),
+    ],
+)
+def test_preflight_of_executors(runs, fields, field, message):
+    base = triggers(POST_AT_TEN) | fields
+    with pytest.raises(TaskError) as err:
+        runs(task(deploy(), scripted("agent", "world", []), base))
+    assert f"field `{field}`" in str(err.value) and message in str(err.value), str(err.value)
+
+
+def test_an_executor_of_another_world_is_refused(runs, step):
+    record = runs(
+        task(
+            deploy(),
+            deploy("other"),
+            scripted("elsewhere", "other", MANAGER_APPROVES),
+            triggers(ASK_MANAGER) | {"executor_agent": "elsewhere"},
+        )
+    )
+    error = step(record, "triggers")["error"]
+    assert "field `executor_agent`: agent 'elsewhere' acts in the world of step 'other', not this one" in error

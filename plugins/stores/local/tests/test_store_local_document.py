@@ -32,14 +32,29 @@ class TestSqliteDocumentConformance(DocumentStoreConformance):
 
 def test_default_path_is_resolved_against_the_current_directory(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("AGENTENV_CONFIG", raising=False)
     store = SqliteDocumentStore()
     expected = tmp_path / ".agentenv" / "data" / "records.sqlite3"
     assert store.path == expected
-    assert expected.is_file()
+    assert store.get("runs", "1") is None and store.query("runs") == [] and not store.delete("runs", "1")
+    assert not (tmp_path / ".agentenv").exists(), "reading creates nothing; the first write makes the database"
     store.put("runs", "1", {"n": 1})
+    assert expected.is_file()
     monkeypatch.chdir(tmp_path.parent)  # moving away later does not move the database
     assert store.get("runs", "1") == {"n": 1}
     store.close()
+
+
+def test_a_relative_path_is_taken_against_the_project_of_the_config(tmp_path: Path, monkeypatch: Any) -> None:
+    """The config is found by walking up; its relative paths mean the same folder from anywhere in the project."""
+    (tmp_path / ".agentenv").mkdir()
+    (tmp_path / ".agentenv" / "config.toml").write_text("")
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "a" / "b")
+    monkeypatch.delenv("AGENTENV_CONFIG", raising=False)
+    assert SqliteDocumentStore().path == tmp_path.resolve() / ".agentenv" / "data" / "records.sqlite3"
+    assert SqliteDocumentStore({"path": "runs.db"}).path == tmp_path.resolve() / "runs.db"
+    assert not (tmp_path / "a" / "b" / ".agentenv").exists()
 
 
 def test_unknown_setting_is_refused(tmp_path: Path) -> None:

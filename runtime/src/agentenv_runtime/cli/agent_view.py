@@ -57,7 +57,9 @@ def print_views(views: list[dict[str, Any]]) -> None:
             if entry["type"] == "message":
                 print(f"{entry['role']:>9}: {_short(entry['text'])}")
             elif entry["type"] == "tool_call":
-                print(f"{'call':>9}: {entry['name']} {_short(json.dumps(entry.get('arguments'), default=str))}")
+                refused = entry.get("refused") or {}
+                note = f"  (refused for role {refused.get('role')}: {refused.get('code')})" if refused else ""
+                print(f"{'call':>9}: {entry['name']} {_short(json.dumps(entry.get('arguments'), default=str))}{note}")
             else:
                 print(f"{'error' if entry.get('error') else 'result':>9}: {_short(str(entry.get('content')))}")
 

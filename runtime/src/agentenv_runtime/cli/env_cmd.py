@@ -20,14 +20,14 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts."
 @app.command("list")
 def list_envs(as_json: JsonFlag = False) -> None:
     """Installed envs: name, distribution, version, tools and packaged artifacts; broken ones say why."""
-    from agentenv_runtime.world.build import broken_reason
+    from agentenv_runtime.world.build import env_problem
 
     host = get_host()
     rows = []
     for name, entry in sorted(host.registry(kinds.ENVS).items()):
         info = host.find(entry.plugin)
         row = {"name": name, "distribution": entry.dist, "version": info.version if info else ""}
-        broken = broken_reason(host, kinds.ENVS, name)
+        broken = env_problem(host, name)
         if broken is not None:
             rows.append({**row, "status": "broken", "problem": broken, "tools": [], "artifacts": []})
             continue

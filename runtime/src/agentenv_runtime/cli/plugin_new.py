@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from agentenv import fail
 
-from agentenv_runtime.scaffold import KINDS, ScaffoldError, scaffold
+from agentenv_runtime.scaffold import KINDS, ScaffoldError, next_steps, scaffold
 
 app = typer.Typer(add_completion=False, help="Scaffold a plugin distribution.")
 
@@ -33,4 +33,4 @@ def new(
     print(f"Wrote {len(written)} files to {target}:")
     for path in written:
         print(f"  {path}")
-    print(f"\nNext: cd {target} && pip install -e '.[test]' && pytest && agentenv plugin check")
+    print(f"\nNext: {next_steps(target)}")

@@ -87,6 +87,7 @@ def plan_batch(
                 job.overrides.get("model"),
                 bundle_dir=bundle.path if bundle else None,
                 agent=job.overrides.get("agent"),
+                model_url=job.overrides.get("model_url"),
             )
         except TaskError as exc:
             problems.append(f"{where}{exc}")

@@ -21,6 +21,7 @@ from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 
 from agentenv_runtime.cli.run_report import report
+from agentenv_runtime.engine.agent_choice import agent_choices, join_agent_choices
 from agentenv_runtime.engine.bundle import Bundle, bundle_of_task_file, is_file
 from agentenv_runtime.engine.engine import StepRecord
 from agentenv_runtime.engine.install_preflight import sandbox_problem
@@ -76,7 +77,14 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE.csv",
         help="A seeded batch: one run per CSV row; its columns fill {{ name }} placeholders in the tasks.",
     )
-    add("--agent", metavar="NAME", help="Agent: a bundle agent file name or an agent kind.")
+    add(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="[ROLE=]NAME",
+        help="Agent: a bundle agent file name or an agent kind, for every agent of the task, or with ROLE= for the "
+        "one acting as ROLE (repeatable: --agent red=solver --agent yellow=bot).",
+    )
     add("--model", metavar="NAME", help="Model for llm agents and judges.")
     add("--model-url", metavar="URL", help="Model endpoint (base_url) for this run's agents, over the config's.")
     add("--sandbox", metavar="CHAIN", help="Where deployed worlds run (inline, process, docker, or a chain).")
@@ -156,16 +164,18 @@ def check_overrides(
     why = sandbox_problem(host, sandbox or "")
     if why:
         raise TaskError(f"--sandbox {sandbox}: {why}; fix: name installed providers, or leave --sandbox out")
-    if not agent or agent in host.registry(kinds.AGENT_KINDS):
-        return
-    folders = [bundle.path] if bundle else [task.path.parent for task in tasks]
-    candidates = [Path(agent)] + [f / "agents" / f"{agent}{suffix}" for f in folders for suffix in (".toml", ".json")]
-    if not any(is_file(path) for path in candidates):
-        kinds_known = ", ".join(sorted(host.registry(kinds.AGENT_KINDS))) or "none installed"
-        raise TaskError(
-            f"--agent {agent}: neither an installed agent kind ({kinds_known}) nor a policy file agents/{agent}.toml "
-            "or .json in the bundle"
-        )
+    for role, name in agent_choices(agent).items():
+        if name in host.registry(kinds.AGENT_KINDS):
+            continue
+        folders = [bundle.path] if bundle else [task.path.parent for task in tasks]
+        candidates = [Path(name)] + [f / "agents" / f"{name}{suffix}" for f in folders for suffix in (".toml", ".json")]
+        if not any(is_file(path) for path in candidates):
+            kinds_known = ", ".join(sorted(host.registry(kinds.AGENT_KINDS))) or "none installed"
+            given = f"{role}={name}" if role else name
+            raise TaskError(
+                f"--agent {given}: neither an installed agent kind ({kinds_known}) nor a policy file "
+                f"agents/{name}.toml or .json in the bundle"
+            )
 
 
 def _list_bundles() -> None:
@@ -357,7 +367,7 @@ def run(
     split: str | None = None,
     eval_name: str | None = None,
     seeds: str | None = None,
-    agent: str | None = None,
+    agent: list[str] | str | None = None,
     model: str | None = None,
     model_url: str | None = None,
     sandbox: str | None = None,
@@ -377,6 +387,7 @@ def run(
         return 0
     host = get_host()
     try:
+        agent = join_agent_choices([agent] if isinstance(agent, str) else agent or [])
         rollout_runner = pick_runner(host, runner, address, workers, keep=keep, resume=resume)
         config = load_config()
         task_runner = TaskRunner(host, config)
@@ -409,7 +420,8 @@ def run(
                 check_overrides=check_overrides,
             )
         for selected in [] if batch else tasks:  # the same checks a run makes: --dry-run and a run refuse the same
-            task_runner.prepare(selected, model, bundle_dir=bundle.path if bundle else None, agent=agent)
+            folder = bundle.path if bundle else None
+            task_runner.prepare(selected, model, bundle_dir=folder, agent=agent, model_url=model_url)
     except (TaskError, ConfigError, LookupError) as exc:
         fail(str(exc), 2)
     except StoreError as exc:

@@ -16,7 +16,8 @@ from agentenv_runtime.engine.passk import bundle_pass_hat_k, shown
 
 def report(results: list[dict[str, Any]], k: int, *, as_json: bool, extra: dict[str, Any] | None = None) -> bool:
     """Print the outcome of `results` (run summaries); True when every run passed (a run that was not graded
-    did not pass)."""
+    did not pass). A batch (`extra` names its eval or seeds file) always gets the aggregate table, whatever its
+    size: that table is what an eval is run for."""
     passed = all(r["passed"] is True for r in results)
     pass_k = bundle_pass_hat_k(results) if k > 1 else {}
     aggregates = task_aggregates(results)
@@ -45,7 +46,8 @@ def report(results: list[dict[str, Any]], k: int, *, as_json: bool, extra: dict[
         print_table(("TASK", "STATUS", "SCORE", "DIGEST", "RUN"), rows)
     else:
         print(f"{len(results)} runs: per-run rows left out (more than {ROW_LIMIT}); --json lists every run")
-    if k > 1 or len(results) > ROW_LIMIT:
+    _reasons(results)
+    if k > 1 or len(results) > ROW_LIMIT or extra:
         print()
         print_table(*aggregate_rows(aggregates))
     not_graded = sum(1 for r in results if r.get("graded") is False)
@@ -58,3 +60,16 @@ def report(results: list[dict[str, Any]], k: int, *, as_json: bool, extra: dict[
         print(f"\npass^k over {len(runs_of)} task(s), {each}:")
         print_table(("K", "PASS^K"), [(str(n), f"{value:.4f}") for n, value in shown(pass_k)])
     return passed
+
+
+def _reasons(results: list[dict[str, Any]], most: int = 5) -> None:
+    """Why failed runs failed (a few; `agentenv runs show RUN` has the rest): a run whose steps all succeeded
+    but whose record could not be stored shows its score beside `failed`, which needs saying."""
+    failed = [r for r in results if r.get("reason")]
+    if failed:
+        print()
+    for r in failed[:most]:
+        what = "" if r.get("stored", True) else "the run's record or trajectory could not be stored: "
+        print(f"{r['name']}: failed: {what}{r['reason']} (run {r['run_id']})")
+    if len(failed) > most:
+        print(f"… and {len(failed) - most} more failed run(s): agentenv runs show RUN says why")

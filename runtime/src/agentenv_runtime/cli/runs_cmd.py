@@ -125,9 +125,26 @@ def show(
             for s in steps
         ],
     )
+    _verifier_rows(record.get("verifiers"))
     for problem in record.get("store_errors") or []:
         print(f"store error: {problem}")
     print("plugins: " + ", ".join(f"{d} {v}" for d, v in sorted(record.get("plugin_versions", {}).items())))
+
+
+def _verifier_rows(verifiers: Any) -> None:
+    """Each verifier's criteria: what was checked, whether it held, its score and weight, and the evidence."""
+    rows = []
+    for step_id, output in (verifiers or {}).items():
+        for index, row in enumerate((output or {}).get("rows") or [] if isinstance(output, dict) else []):
+            if not isinstance(row, dict):
+                continue
+            name = row.get("criterion") or row.get("check") or row.get("name") or f"row {index}"
+            passed = "-" if row.get("passed") is None else ("yes" if row["passed"] else "no")
+            weight = row.get("weight")
+            detail = " ".join(str(row.get("detail") if row.get("detail") is not None else "-").split())
+            rows.append((step_id, name, passed, _score(row), "-" if weight is None else f"{weight:g}", detail[:160]))
+    if rows:
+        print_table(("VERIFIER", "CRITERION", "PASSED", "SCORE", "WEIGHT", "DETAIL"), rows)
 
 
 @app.command("trajectory")

@@ -4,15 +4,58 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import typer.main
 from agentenv import get_host
 from agentenv.contracts import kinds
+from typer.core import TyperGroup
 
 from agentenv_runtime.engine.task import task_json_schema
 
+
+class _FormatGroup(TyperGroup):
+    """`agentenv task import [FORMAT] SOURCE …`: FORMAT is a sub-command (`reference`, or one a plugin declares
+    as `CliCommand("task import NAME", …)`, e.g. agentenv-workspace's `harbor` and `swe`); without a known FORMAT
+    the arguments are a reference task file, as before formats existed. (`Any` for click's types: typer
+    vendors its own click, whose classes are private.)"""
+
+    def _declared(self) -> dict[str, str]:
+        prefix = "task import "
+        entries = get_host().registry(kinds.CLI_COMMANDS).items()
+        return {name[len(prefix):]: entry.obj.target for name, entry in entries if name.startswith(prefix)}
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._declared()})
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        found = super().get_command(ctx, cmd_name)
+        target = None if found else self._declared().get(cmd_name)
+        if target is None:
+            return found
+        import importlib
+
+        module, _, attribute = target.partition(":")
+        command = typer.Typer(add_completion=False)
+        command.command(name=cmd_name)(getattr(importlib.import_module(module), attribute))
+        return typer.main.get_command(command)
+
+    def resolve_command(
+        self, ctx: Any, args: list[str]
+    ) -> tuple[str | None, Any, list[str]]:
+        if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
+            return "reference", self.get_command(ctx, "reference"), args
+        return super().resolve_command(ctx, args)
+
+
 app = typer.Typer(help="Task file tools.", no_args_is_help=True, add_completion=False)
+importer = typer.Typer(
+    cls=_FormatGroup, no_args_is_help=True, add_completion=False,
+    help="Write our task (or bundle) from another project's: `reference FILE`, or a format a plugin adds "
+    "(`harbor DIR`, `swe FILE` with agentenv-workspace). A bare FILE is a reference task file.",
+)  # fmt: skip
+app.add_typer(importer, name="import")
 
 
 @app.callback()
@@ -34,7 +77,7 @@ def schema(output: Annotated[Path | None, typer.Option("-o", help="Write to this
         print(text)
 
 
-@app.command("import")
+@importer.command("reference")
 def import_task(
     file: Annotated[Path, typer.Argument(help="A task file of the reference AgentEnv implementation (JSON array).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Where to write our task file (.toml or .json).")],

@@ -39,7 +39,10 @@ _CORE: dict[str, tuple[str, str]] = {
     "model.base_url": ("str", "OpenAI-compatible endpoint of the model that llm agents, judges and personas use."),
     "model.model": ("str", "Model name; with it set, a task's default agent kind is `llm`."),
     "model.api_key": ("str (a reference: env:NAME or secret:KEY)", "API key sent to the model endpoint."),
-    "model.api": ("str", "Which API of the endpoint to call (chat or responses), for kinds that take it."),
+    "model.api": (
+        "str",
+        "The endpoint's API (openai-chat, openai-responses or anthropic), for kinds that take it (llm, harnesses).",
+    ),
     "model.org": ("str", "Organisation header sent to the model endpoint, when it wants one."),
 }
 

@@ -16,7 +16,7 @@ from agentenv import PluginHost
 from agentenv.contracts import kinds
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentenv_runtime.engine.ranges import unmet_ranges
+from agentenv_runtime.engine.ranges import turned_off, unmet_ranges
 from agentenv_runtime.engine.task import TaskError
 
 TASK_SUFFIXES = (".toml", ".json")
@@ -55,13 +55,23 @@ class Bundle:
 
     def requirement_problems(self, host: PluginHost | None = None) -> list[str]:
         """One message per plugin that is missing or out of range, each with its fix."""
+        return [f"{message}; fix: {fix}" for message, fix in self.unmet(host)]
+
+    def unmet(self, host: PluginHost | None = None) -> list[tuple[str, str]]:
+        """(message, fix) per plugin of `requires` that is missing, out of range, or installed but not in use
+        (disabled, or skipped as broken: it contributes nothing, whatever its version)."""
         where = f"{self.path / 'bundle.toml'}: field `requires"
-        return [
-            f"bundle {self.name!r} needs {dist}{spec}, "
-            + (f"but {dist} {have} is installed" if have else "which is not installed")
-            + f"; fix: agentenv plugin add '{dist}{spec}'"
-            for dist, spec, have in unmet_ranges(self.requires, host, where)
+        unmet = unmet_ranges(self.requires, host, where)  # a range that does not parse: TaskError
+        needs = [
+            (
+                f"bundle {self.name!r} needs {dist}{spec}, "
+                + (f"but {dist} {have} is installed" if have else "which is not installed"),
+                f"agentenv plugin add '{dist}{spec}'",
+            )
+            for dist, spec, have in unmet
         ]
+        off = turned_off(self.requires, host, but={dist for dist, _, _ in unmet})
+        return needs + [(f"bundle {self.name!r} needs {d}{self.requires[d]}; {why}", fix) for d, why, fix in off]
 
 
 def read_bundle(path: Path) -> Bundle:

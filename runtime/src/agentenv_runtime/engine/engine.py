@@ -46,11 +46,19 @@ class StepRecord:
 
 def preflight(task: TaskFile, host: PluginHost, model: str | None = None) -> dict[str, Planned]:
     """Every step's type exists, its fields validate and the steps they name run before it; all problems at
-    once, each naming file, step and field.
+    once, each naming file, step and field (a TaskError).
 
     `model` names the configured model (config `[model]` or `--model`); a step that needs one says so through
     `Step.needs_model`, and without a model the task is refused here rather than passing or failing later.
     """
+    planned, problems = plan(task, host, model)
+    if problems:
+        raise TaskError("\n".join(problems))
+    return planned
+
+
+def plan(task: TaskFile, host: PluginHost, model: str | None = None) -> tuple[dict[str, Planned], list[str]]:
+    """What `preflight` checks, without raising: the steps that passed and one line per problem."""
     steps = host.registry(kinds.STEPS)
     ids = [s.id for s in task.steps]
     planned: dict[str, Planned] = {}
@@ -80,18 +88,42 @@ def preflight(task: TaskFile, host: PluginHost, model: str | None = None) -> dic
                 problems.append(f"{where} ({decl.type}): field `{field_name}`: {err['msg']}")
             continue
         step = step_cls()
-        problems.extend(f"{where} ({decl.type}): field `{f}`: {m}" for f, m in step.preflight(settings, ids))
-        need = step.needs_model(settings)
+        checked = _step_checks(step, settings, ids, f"{where} ({decl.type}): ", steps[decl.type].dist)
+        if isinstance(checked, list):
+            problems += checked
+            continue
+        own, need = checked
+        problems.extend(f"{where} ({decl.type}): field `{f}`: {m}" for f, m in own)
         if need and not model:
             problems.append(
                 f"{where} ({decl.type}): field `{need[0]}`: {need[1]} needs a model, and none is "
                 "configured; fix: set [model] base_url and model in .agentenv/config.toml, or pass --model"
             )
         planned[decl.id] = Planned(decl, step, settings)
-    problems += order_problems(task, {step_id: (plan.step, plan.settings) for step_id, plan in planned.items()})
-    if problems:
-        raise TaskError("\n".join(problems))
-    return planned
+    problems += order_problems(task, {step_id: (made.step, made.settings) for step_id, made in planned.items()})
+    return planned, problems
+
+
+def _step_checks(
+    step: Step[Any], settings: BaseModel, ids: list[str], where: str, dist: str
+) -> tuple[list[tuple[str, str]], tuple[str, str] | None] | list[str]:
+    """(its preflight problems, what needs a model) of a step type, or, when its own checks raise (third-party
+    code), one line per check that raised naming the plugin: a bug there refuses the task, never ends the CLI."""
+    own: list[tuple[str, str]] = []
+    need: tuple[str, str] | None = None
+    failed: list[str] = []
+    for check in ("preflight", "needs_model"):
+        try:
+            if check == "preflight":
+                own = list(step.preflight(settings, ids))
+            else:
+                need = step.needs_model(settings)
+        except Exception as exc:
+            failed.append(
+                f"{where}its {check} raised {type(exc).__name__}: {exc} (a bug in {dist}, which registers step type "
+                f"{step.name!r}; fix it there, or report it to its authors)"
+            )
+    return failed or (own, need)
 
 
 class Engine:

@@ -222,26 +222,31 @@ def _install_agent(s: _Step) -> None:
 
 
 def _load_artifact(s: _Step) -> None:
-    sandbox = s.ref("sandbox_name", s.names.sandboxes, "sandbox") if s.has("sandbox_name") else None
     artifact = s.take("artifact_id")
-    if sandbox is not None:  # files into a sandbox: agentenv's install_agent copies bundle folders in
-        s.raw = {**s.raw, "type": "install_agent"}
-        destination = s.take("destination_path") or f"/app/{artifact}"
-        s.put("sandbox", sandbox)
-        s.put("install", {"files": {destination: f"file:artifacts/{artifact}"}})
-        return
-    env_step = s.env("env_id", "env_step_id")
-    env_name = next((n for n, sid in s.names.envs.items() if sid == env_step), None)
-    specs = [artifact] if artifact else []
-    for index, entry in enumerate(s.take("artifacts") or []):
-        s.nested(f"artifacts.{index}", entry, {"artifact_id"}, "artifacts are named and pinned by content hash")
-        specs.append(entry.get("artifact_id") if isinstance(entry, dict) else entry)
-    s.put("env", env_step)
-    s.put("artifacts", [f"{env_name}={spec}" if env_name else spec for spec in specs if spec])
+    sources = ("collected_artifacts_step_id", "artifact_from_step_id")
+    from_steps = [f"step:{s.take(key)}" for key in sources if s.has(key)]
+    file_target = next((key for key in ("sandbox_name", "agent_name", "container_name") if s.has(key)), None)
+    if file_target is not None:  # files into a sandbox (or an agent's, or a container's) at a path
+        if file_target == "agent_name":
+            s.put("agent", s.ref("agent_name", s.names.agents, "agent"))
+        else:
+            s.put("sandbox", s.ref(file_target, s.names.sandboxes, "sandbox"))
+        s.put("artifacts", ([f"file:artifacts/{artifact}"] if artifact else []) + from_steps)
+        s.put("path", s.take("destination_path") or (f"/app/{artifact}" if artifact else None))
+        s.skip("snapshot_after_load", "only a world is snapshotted after loading")
+    else:
+        env_step = s.env("env_id", "env_step_id")
+        env_name = next((n for n, sid in s.names.envs.items() if sid == env_step), None)
+        specs = [artifact] if artifact else []
+        for index, entry in enumerate(s.take("artifacts") or []):
+            s.nested(f"artifacts.{index}", entry, {"artifact_id"}, "artifacts are named and pinned by content hash")
+            specs.append(entry.get("artifact_id") if isinstance(entry, dict) else entry)
+        s.put("env", env_step)
+        s.put("artifacts", [f"{env_name}={spec}" if env_name else spec for spec in specs if spec] + from_steps)
+        s.put("snapshot_after_load", s.take("snapshot_after_load") or None)
+        s.skip("destination_path", "a world loads artifacts into its apps, not at a path")
     s.skip("artifact_version", "artifacts are pinned by content hash (`pins.artifacts`)")
-    for key in ("urls", "collected_artifacts_step_id", "artifact_from_step_id", "destination_path", "agent_name",
-                "container_name", "snapshot_after_load"):
-        s.skip(key, "agentenv's load_artifact loads artifacts into a world only")
+    s.skip("urls", "agentenv loads artifacts from the bundle, the object store or earlier steps, not from URLs")
 
 
 def _env_only(s: _Step) -> None:
@@ -279,8 +284,15 @@ def _triggers(s: _Step, owner: str | None, owner_key: str) -> None:
         if translated is not None:
             ours.append(translated)
     s.put("triggers", ours)
-    for key in ("watch_roles", "executor_agent_name", "executor_timeout_seconds", "executor_hours", "await_fired",
-                "await_timeout_seconds"):
+    unmapped = ["watch_roles", "executor_hours"]
+    mapped = ["executor_timeout_seconds", "await_fired", "await_timeout_seconds"]
+    if owner_key == "env":  # register_env_triggers: the executor of `nl` actions, and waiting for firings
+        s.put("executor_agent", s.ref("executor_agent_name", s.names.agents, "agent"))
+        for key in mapped:
+            s.put(key, s.take(key))
+    else:
+        unmapped += ["executor_agent_name", *mapped]
+    for key in unmapped:
         s.skip(key, "no counterpart in agentenv's triggers")
 
 

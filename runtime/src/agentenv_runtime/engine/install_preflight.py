@@ -12,8 +12,8 @@ It reads the fields of the first-party step types by name (`deploy_env`, `load_a
 `register_env_triggers`, `modify_env_tool_access`, `deploy_agent`) and a scripted policy's
 `turn[].actions[].call`, the formats their plugins document; a step type it does not know is left to its
 preflight. Nothing is loaded or started: a world here is its envs with empty tables, for the tool names;
-artifacts are found by name or path, never read; `store:` objects are left to the run, the only one that can
-see them.
+artifacts are found by name or path, never read; `store:` objects and `step:` outputs are left to the run, the
+only one that can see them.
 
 This is the one place the engine checks a task against the install; keep new checks of that kind here.
 """
@@ -28,9 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from agentenv import PluginHost
+from agentenv.config import Config
 from agentenv.contracts import kinds
 from pydantic import ValidationError
 
+from agentenv_runtime.engine.agent_choice import EVERY_ROLE, agent_choices, agent_for_role
+from agentenv_runtime.engine.order import mentioned
 from agentenv_runtime.engine.task import StepDecl, TaskFile
 from agentenv_runtime.world.build import broken_reason, env_class, split_names
 from agentenv_runtime.world.rbac import DEFAULT_ROLE
@@ -38,6 +41,7 @@ from agentenv_runtime.world.world import GET_TIME, World, WorldError, unknown_to
 
 POLICY_SUFFIXES = (".toml", ".json")
 STORE_PREFIX = "store:"
+RUN_TIME_PREFIXES = (STORE_PREFIX, "step:")
 IN_PROCESS = "inline"
 """In a `sandbox` chain: the world runs in process (whether or not a provider of that name is installed)."""
 
@@ -78,11 +82,18 @@ class InstallCheck:
     host: PluginHost
     bundle_dir: Path | None
     agent: str | None = None
-    """The `--agent` override: an agent kind, or a policy file of the bundle."""
+    """The `--agent` override: an agent kind or a policy file of the bundle, for every role or per role
+    (`red=solver,yellow=bot`, see `agent_choice`)."""
     model: str | None = None
     """The `--model` choice, which makes `llm` the default agent kind."""
     configured_model: str | None = None
     """Config `[model] model`, which makes `llm` the default only for steps that give no policy of their own."""
+    config: Config | None = None
+    """Where a model agent's endpoint may come from (`[agents.<kind>]`, `[model]`); None: not checked."""
+    model_url: str | None = None
+    """The `--model-url` choice."""
+    steps: set[str] | None = None
+    """The ids of the steps whose fields their step types accepted (None: all); the others are left out."""
     problems: list[str] = field(default_factory=list)
     worlds: dict[str, World] = field(default_factory=dict)
     """deploy_env step id → a world of the same envs and roles (empty, for tool and role names)."""
@@ -107,9 +118,21 @@ class InstallCheck:
         }
         for step in self.task.steps:
             check = checks.get(step.type)
-            if check is not None:
+            if check is not None and (self.steps is None or step.id in self.steps):
                 check(step, step.fields)
+        self.agent_roles()
         return self.problems
+
+    def agent_roles(self) -> None:
+        """Each `--agent ROLE=NAME` names a role some deploy_agent step of the task acts as."""
+        roles = {str(s.fields.get("role", DEFAULT_ROLE)) for s in self.task.steps if s.type == "deploy_agent"}
+        for role, name in agent_choices(self.agent).items():
+            if role != EVERY_ROLE and role not in roles:
+                acting = ", ".join(sorted(roles)) or "none: it deploys no agent"
+                self.problems.append(
+                    f"{self.task.path}: --agent {role}={name}: no deploy_agent step acts as role {role!r} (the task's "
+                    f"agents act as: {acting}); fix: name one of those roles"
+                )
 
     def world_of(self, fields: dict[str, Any]) -> World | None:
         return self.worlds.get(str(fields.get("env", "")))
@@ -179,8 +202,8 @@ class InstallCheck:
 
     def artifact_problem(self, world: World, spec: str) -> str | None:
         target, _, name = spec.partition("=")
-        if spec.startswith(STORE_PREFIX) or name.startswith(STORE_PREFIX):
-            return None  # in the object store: only the run can look
+        if spec.startswith(RUN_TIME_PREFIXES) or name.startswith(RUN_TIME_PREFIXES):
+            return None  # in the object store or made by an earlier step: only the run can look
         if name:
             if target not in world.envs:
                 return f"{spec!r}: the world has no env {target!r} (envs: {', '.join(world.envs)})"
@@ -208,6 +231,10 @@ class InstallCheck:
             why = missing(self.host, kinds.TRIGGER_KINDS, kind)
             if why:
                 self.problem(step, f"field `triggers[{index}].kind`", why)
+            when = trigger.get("when")
+            if kind == "tool_call" and isinstance(when, dict):  # a watched tool the world lacks never fires
+                for tool in as_list(when.get("tool")):
+                    self.tool_missing(step, f"field `triggers[{index}].when.tool`", tool, world)
             for position, action in enumerate(trigger.get("actions") or []):
                 if isinstance(action, dict):
                     self.action_tools(step, f"field `triggers[{index}].actions[{position}]", action, world)
@@ -254,37 +281,68 @@ class InstallCheck:
             self.problem(step, "field `role`", f"world {world.name!r} has no role {role!r} ({roles}); fix: {fix}")
         registered = self.host.registry(kinds.AGENT_KINDS)
         policy: Path | None = None
-        if self.agent and self.agent not in registered:
-            policy = self.bundle_agent(self.agent)
+        agent = agent_for_role(self.agent, role)
+        if agent and agent not in registered:
+            policy = self.bundle_agent(agent)
             if policy is None:
                 self.problem(
                     step,
                     "--agent",
-                    f"{self.agent!r} is neither an agent kind ({', '.join(sorted(registered)) or 'none installed'}) "
-                    f"nor a policy file agents/{self.agent}.toml or .json in {self.base}",
+                    f"{agent!r} is neither an agent kind ({', '.join(sorted(registered)) or 'none installed'}) "
+                    f"nor a policy file agents/{agent}.toml or .json in {self.base}",
                 )
                 return
-        kind = str(fields.get("kind") or self.default_kind(policy, fields.get("settings") or {}))
+        kind = str(fields.get("kind") or self.default_kind(agent, policy, fields.get("settings") or {}))
         why = missing(self.host, kinds.AGENT_KINDS, kind)
         if why:
             self.problem(step, "field `kind`" if fields.get("kind") else "agent kind", why)
             return
         settings = fields.get("settings") or {}
+        self.model_endpoint(step, kind, fields, settings)
         if policy is None and kind == "scripted" and isinstance(settings.get("policy"), str):
             policy = self.base / settings["policy"]
             if not policy.is_file():
                 fix = "write it, or name an existing file (relative to the bundle)"
                 self.problem(step, "field `settings.policy`", f"no policy file {policy}; fix: {fix}")
                 return
-        if policy is not None and kind == "scripted" and world is not None:
-            self.policy_tools(step, policy, world)
+        if kind == "scripted" and world is not None and not self.gains_tools(step):
+            if policy is not None:
+                self.policy_file(step, policy, world)
+            elif isinstance(settings.get("policy_data"), dict):  # the same policy written in the task
+                self.policy_tools(step, "settings.policy_data", settings["policy_data"], world)
 
-    def default_kind(self, policy: Path | None, settings: dict[str, Any]) -> str:
+    def model_endpoint(self, step: StepDecl, kind: str, fields: dict[str, Any], settings: dict[str, Any]) -> None:
+        """A kind that requires an endpoint or a model (`llm`: `base_url`, `model`) gets it from somewhere, where
+        deploy_agent looks (agentenv-steps' `agent_options`, mirrored): the step's settings, `--model` and
+        `--model-url`, the config's `[agents.<kind>]`, then `[model]`."""
+        if self.config is None or not isinstance(settings, dict):
+            return
+        model_fields = self.host.get(kinds.AGENT_KINDS, kind).Settings.model_fields
+        given = {"model": self.model or fields.get("model"), "base_url": self.model_url}
+        for name in ("base_url", "model"):
+            if name not in model_fields or not model_fields[name].is_required() or settings.get(name) is not None:
+                continue
+            if given[name] or any(self.config.raw(f"{table}.{name}") for table in (f"agents.{kind}", "model")):
+                continue
+            flag = "--model-url URL" if name == "base_url" else "--model NAME"
+            fix = f"set [model] {name} in .agentenv/config.toml, pass {flag}, or give settings.{name}"
+            needs = f"the {kind} agent needs `{name}`, and none is given; fix: {fix}"
+            self.problem(step, f"field `settings.{name}`", needs)
+
+    def gains_tools(self, agent_step: StepDecl) -> bool:
+        """Whether a step that may give this agent tools names it: peers (`message_peer`), validators (a probe
+        world of their own), skills and MCP servers give an agent tools the world lacks, so its policy's calls are
+        left to the run. Worlds, agents and prompts give none."""
+        plain = ("prompt_agent", "deploy_agent", "deploy_env")
+        others = (s for s in self.task.steps if s is not agent_step and s.type not in plain)
+        return any(agent_step.id in mentioned(s.fields) for s in others)
+
+    def default_kind(self, agent: str | None, policy: Path | None, settings: dict[str, Any]) -> str:
         """The kind deploy_agent takes without `kind` (agentenv-steps' `choose_kind`, mirrored): the `--agent`
         kind, else scripted for an `--agent` policy file, else `llm` with `--model`, or with a configured model
         when the step gives no policy of its own, else scripted."""
-        if self.agent and self.agent in self.host.registry(kinds.AGENT_KINDS):
-            return self.agent
+        if agent and agent in self.host.registry(kinds.AGENT_KINDS):
+            return agent
         own = isinstance(settings, dict) and bool(settings.get("policy") or settings.get("policy_data"))
         wants_llm = self.model or (self.configured_model and not own)
         return "llm" if policy is None and wants_llm else "scripted"
@@ -294,22 +352,25 @@ class InstallCheck:
         candidates += [f"agents/{name}{suffix}" for suffix in POLICY_SUFFIXES]
         return next((self.base / c for c in candidates if (self.base / c).is_file()), None)
 
-    def policy_tools(self, step: StepDecl, policy: Path, world: World) -> None:
-        """Every `call` of a scripted policy names a tool of the world, as composition names it. Whether the
-        agent's role may call it is not checked: rules and steps change access mid-run, and a policy may try a
-        refused call on purpose."""
+    def policy_file(self, step: StepDecl, policy: Path, world: World) -> None:
         try:
             text = policy.read_text(encoding="utf-8")
             data = tomllib.loads(text) if policy.suffix == ".toml" else json.loads(text)
         except (OSError, ValueError) as exc:
             self.problem(step, f"policy {policy}", f"cannot be read: {exc}")
             return
+        self.policy_tools(step, policy.name, data, world)
+
+    def policy_tools(self, step: StepDecl, where: str, data: Any, world: World) -> None:
+        """Every `call` of a scripted policy (a file, or `policy_data` in the task) names a tool of the world, as
+        composition names it. Whether the agent's role may call it is not checked: rules and steps change access
+        mid-run, and a policy may try a refused call on purpose."""
         known = set(world.tools) | {GET_TIME}
         for t, turn in enumerate(data.get("turn") or [] if isinstance(data, dict) else []):
             for a, action in enumerate((turn or {}).get("actions") or [] if isinstance(turn, dict) else []):
                 call = action.get("call") if isinstance(action, dict) else None
                 if isinstance(call, str) and "{{" not in call and call not in known:
-                    self.problem(step, f"{policy.name} turn[{t}].actions[{a}].call", unknown_tool_message(call, world))
+                    self.problem(step, f"{where} turn[{t}].actions[{a}].call", unknown_tool_message(call, world))
 
 
 def install_problems(
@@ -320,6 +381,11 @@ def install_problems(
     agent: str | None = None,
     model: str | None = None,
     configured_model: str | None = None,
+    steps: set[str] | None = None,
+    config: Config | None = None,
+    model_url: str | None = None,
 ) -> list[str]:
     """One line per problem a run of `task` would meet with what is installed (empty: it can start)."""
-    return InstallCheck(task, host, bundle_dir, agent, model, configured_model).check()
+    check = InstallCheck(task, host, bundle_dir, agent, model, configured_model, config=config, model_url=model_url)
+    check.steps = steps
+    return check.check()

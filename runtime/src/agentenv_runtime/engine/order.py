@@ -82,8 +82,11 @@ class Graph:
 
 def referring_fields(step: Step[Any], settings: BaseModel, ids: list[str], other: str) -> list[str]:
     """The fields whose preflight problems appear only when step `other` is missing from the task."""
-    known = set(step.preflight(settings, ids))
-    without = step.preflight(settings, [step_id for step_id in ids if step_id != other])
+    try:  # the step type's own code: preflight already named it when it raises
+        known = set(step.preflight(settings, ids))
+        without = step.preflight(settings, [step_id for step_id in ids if step_id != other])
+    except Exception:
+        return []
     return list(dict.fromkeys(field for field, message in without if (field, message) not in known))
 
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection
 
 from agentenv import PluginHost, cached
 
 from agentenv_runtime.engine.task import TaskError
+
+DENY_VAR, ALLOW_VAR = "AGENTENV_DISABLE_PLUGINS", "AGENTENV_PLUGINS"
 
 
 def unmet_ranges(ranges: dict[str, str], host: PluginHost | None, where: str) -> list[tuple[str, str, str | None]]:
@@ -42,4 +45,34 @@ def _unmet(ranges: dict[str, str], known: dict[str, str], where: str) -> list[tu
         have = known[dist] if dist in known else installed_version(dist)
         if have is None or not wanted.contains(Version(have), prereleases=True):
             found.append((dist, spec, have))
+    return found
+
+
+def turned_off(
+    ranges: dict[str, str], host: PluginHost | None, but: Collection[str] = ()
+) -> list[tuple[str, str, str]]:
+    """(distribution as `ranges` names it, why, fix) for each required plugin distribution (not in `but`) that is
+    installed but not in use: turned off by `AGENTENV_DISABLE_PLUGINS` or left out of `AGENTENV_PLUGINS`, or
+    skipped as broken. It contributes nothing, so what needs it cannot run (its version alone said "ready")."""
+    if host is None or all(info.status == "ok" for info in host.infos):
+        return []  # the usual case: no name is compared (`canonical` imports packaging)
+    from agentenv import canonical
+
+    environ = host.environ
+    found: list[tuple[str, str, str]] = []
+    for dist in sorted(set(ranges) - set(but)):
+        infos = [info for info in host.infos if canonical(info.dist) == canonical(dist)]
+        if not infos or any(info.status == "ok" for info in infos):
+            continue
+        info = infos[0]
+        head = f"{info.dist} {info.version} is installed but"
+        denied = environ.get(DENY_VAR, "")
+        if info.status != "disabled":
+            reason = info.problems[0].message if info.problems else info.status
+            found.append((dist, f"{head} skipped as broken: {reason}", "see `agentenv plugin check`"))
+        elif {part.strip() for part in denied.split(",")} & {info.name, info.dist}:
+            found.append((dist, f"{head} disabled ({DENY_VAR}={denied})", f"take {info.name} out of {DENY_VAR}"))
+        else:
+            allowed = environ.get(ALLOW_VAR, "")
+            found.append((dist, f"{head} disabled (not in {ALLOW_VAR}={allowed})", f"add {info.name} to {ALLOW_VAR}"))
     return found

@@ -71,6 +71,15 @@ def _secret_lookup(config: Config, host: PluginHost) -> Any:
     return lookup
 
 
+def resolve_reference(value: Any, *, field: str, config: Config, host: PluginHost) -> Any:
+    """`env:NAME[?default]` from the environment and `secret:KEY` from the configured secret store (opened only
+    for a secret); other values as they are. A ConfigError names `field` and the fix."""
+    try:
+        return resolve(value, field=field, file=None, secrets=_secret_lookup(config, host))
+    except ConfigError as exc:
+        raise ConfigError(str(exc).removeprefix("config: ")) from None
+
+
 def _resolved(settings: dict[str, Any], field: str, config: Config, secrets: Any) -> dict[str, Any]:
     """Settings with references resolved; a credential written as a literal is refused (it belongs in the
     environment or the secret store, never in a config file that gets shared)."""

@@ -20,7 +20,7 @@ from agentenv import __version__ as KERNEL_VERSION
 from agentenv.config import Config
 
 from agentenv_runtime.engine.context import CURRENT_STEP, RunContext
-from agentenv_runtime.engine.engine import Engine, Planned, StepRecord, preflight, score_of
+from agentenv_runtime.engine.engine import Engine, Planned, StepRecord, plan, score_of
 from agentenv_runtime.engine.install_preflight import install_problems
 from agentenv_runtime.engine.ranges import unmet_ranges
 from agentenv_runtime.engine.records import Records, owner
@@ -75,24 +75,38 @@ class TaskRunner:
         join_live_log(host)  # while `agentenv up` serves the project, its runs' events reach it live
         installed = {i.dist: i.version for i in host.infos if i.status == "ok"}
         self.plugin_versions = {"agentenv-kernel": KERNEL_VERSION, **installed}
-        self._planned: dict[tuple[Path, Path | None, str | None], tuple[TaskFile, dict[str, Planned]]] = {}
+        self._planned: dict[tuple[Any, ...], tuple[TaskFile, dict[str, Planned]]] = {}
 
     def prepare(
-        self, task: TaskFile, model: str | None = None, *, bundle_dir: Path | None = None, agent: str | None = None
+        self,
+        task: TaskFile,
+        model: str | None = None,
+        *,
+        bundle_dir: Path | None = None,
+        agent: str | None = None,
+        model_url: str | None = None,
     ) -> dict[str, Planned]:
-        """Pins, preflight and the install checks, once per task file, bundle folder and `--agent` (rollouts of
-        one task share the plan). A TaskError names every problem; nothing has started."""
-        key = (task.path, bundle_dir, agent)
+        """Pins, preflight and the install checks, once per task file, bundle folder and `--agent`/`--model`
+        choice (rollouts of one task share the plan). A TaskError names every problem; nothing has started."""
+        key = (task.path, bundle_dir, agent, model, model_url)
         cached = self._planned.get(key)
         if cached is None or cached[0] is not task:
             check_pins(task, self.host)
             filled = with_defaults(task)  # a seeded batch's rows are filled already; what is left takes defaults
             configured = model or (self.config.raw("model.base_url") and self.config.raw("model.model"))
-            planned = preflight(filled, self.host, configured or None)
-            problems = install_problems(  # the models that make deploy_agent pick `llm`
-                filled, self.host, bundle_dir, agent=agent, model=model, configured_model=self.config.raw("model.model")
+            planned, problems = plan(filled, self.host, configured or None)
+            problems += install_problems(  # the models that make deploy_agent pick `llm`
+                filled,
+                self.host,
+                bundle_dir,
+                agent=agent,
+                model=model,
+                configured_model=self.config.raw("model.model"),
+                steps=set(planned),  # a step its type refused is not checked twice
+                config=self.config,
+                model_url=model_url,
             )
-            if problems:
+            if problems:  # every problem in one pass, the step types' own first
                 raise TaskError("\n".join(problems))
             cached = (task, planned)
             self._planned[key] = cached
@@ -111,7 +125,8 @@ class TaskRunner:
         keep: bool = False,
     ) -> dict[str, Any]:
         wanted = overrides or {}
-        planned = self.prepare(task, wanted.get("model"), bundle_dir=bundle_dir, agent=wanted.get("agent"))
+        agent, model_url = wanted.get("agent"), wanted.get("model_url")
+        planned = self.prepare(task, wanted.get("model"), bundle_dir=bundle_dir, agent=agent, model_url=model_url)
         ctx = RunContext(
             new_run_id(),
             seed,
@@ -283,7 +298,22 @@ def summary_of(record: dict[str, Any]) -> dict[str, Any]:
         "trajectory_digest": record["trajectory_digest"],
         "run_id": record["id"],
         "seed": record["seed"],
+        "reason": failure_reason(record),
+        "stored": not record.get("store_errors"),
     }
+
+
+def failure_reason(record: dict[str, Any]) -> str | None:
+    """Why a failed run failed, in one line: what could not be stored (every step may have succeeded, the score
+    standing), else the first failed step's error; None for a run that did not fail."""
+    if record.get("status") != "failed":
+        return None
+    if record.get("store_errors"):
+        return "; ".join(str(error) for error in record["store_errors"])
+    for step in record.get("steps") or []:
+        if step.get("status") == "failed":
+            return f"step {step.get('id')!r} ({step.get('type')}): {step.get('error') or 'failed'}"
+    return None
 
 
 RolloutJob = tuple[str, str | None, str | None, list[int], dict[str, Any]]

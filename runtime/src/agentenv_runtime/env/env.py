@@ -66,6 +66,7 @@ class Env(Environment[S]):
 
     schema: ClassVar[str] = ""
     _tool_specs: ClassVar[dict[str, ToolSpec] | None] = None
+    _schema_problems: ClassVar[list[str]]
 
     def __init__(self, settings: S | BaseModel | dict[str, Any] | None = None) -> None:
         super().__init__(settings)
@@ -106,6 +107,15 @@ class Env(Environment[S]):
                         specs[spec.name] = spec
             cls._tool_specs = specs
         return cls._tool_specs
+
+    @classmethod
+    def schema_problems(cls) -> list[str]:
+        """One line per tool whose parameters have no JSON Schema (each naming every such parameter); such a
+        tool fails the card, `list_tools` and every call. Worked out once per class."""
+        if "_schema_problems" not in cls.__dict__:
+            found = [spec.schema_problem() for spec in cls.tool_specs().values()]
+            cls._schema_problems = [problem for problem in found if problem]
+        return cls._schema_problems
 
     def call(self, tool_name: str, arguments: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
         """Validate and run a tool: (result, None) or (None, structured error). State is unchanged on error.
@@ -233,6 +243,10 @@ class Env(Environment[S]):
         self._release_hold()
         if state is not None:
             self._track()  # the triggers cannot be made later, inside the savepoint (see `_track`)
+            # Read the schema before the savepoint: after `deserialize` it is loaded lazily, and if that happens
+            # inside the savepoint, rolling back to it later leaves statements prepared before the deserialize
+            # re-preparing against no tables at all ("no such table" on the second rewind).
+            self._db.execute("PRAGMA schema_version").fetchone()
             self._db.execute(f"SAVEPOINT {HOLD}")
             self._held = state
 
@@ -356,6 +370,12 @@ class Env(Environment[S]):
         if self._digest_memo is not None:
             clone._digest_memo = OrderedDict(self._digest_memo)
         return clone
+
+    def joined(self, world: Any) -> None:
+        """Called when a world composes this env: its build, every fork (with the fork's own copy of the env) and
+        `World.add_env`. Nothing by default. An env that must reach the rest of its world overrides it and keeps what
+        it needs (a web front end calling the world's tools, a browser opening a sibling's site); keep a weak
+        reference, since the world holds the env."""
 
     # ---- data --------------------------------------------------------------------------------------
     @classmethod

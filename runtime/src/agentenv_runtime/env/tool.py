@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
+import types
 import typing
+from collections import abc
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from enum import Enum
 from typing import Any, TypeVar, overload
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
@@ -131,27 +137,81 @@ class ToolSpec:
         return f"env {self.owner!r}, tool {self.name!r}" if self.owner else f"tool {self.name!r}"
 
     def schema_problem(self) -> str | None:
-        """Which parameter has a type without a JSON Schema, and what to use instead; None when all have one."""
+        """Which parameters have a type without a JSON Schema (every one), and what to use instead; None when all
+        have one."""
         if self.func is None:
             return None
-        try:
-            hints = typing.get_type_hints(self.func, include_extras=True)
-        except Exception as exc:
-            return f"{self.where}: its type hints cannot be resolved ({type(exc).__name__}: {exc})"
+        bad = []
         for param in tool_parameters(self.func):
-            annotation = hints.get(param.name, Any)
+            try:
+                annotation = _resolved(self.func, param.annotation)
+            except Exception as exc:
+                return f"{self.where}: its type hints cannot be resolved ({type(exc).__name__}: {exc})"
+            if plainly_described(annotation):
+                continue  # the usual types need no pydantic round
             try:
                 TypeAdapter(annotation).json_schema()
             except Exception:
-                shown = getattr(annotation, "__qualname__", None) or repr(annotation)
-                return (
-                    f"{self.where}: parameter {param.name!r} has type {shown}, which has no JSON Schema; use str, "
-                    "int, float, bool, a Literal, a list or dict of those, a datetime, or a pydantic model"
-                )
-        return None
+                bad.append(f"parameter {param.name!r} has type {_shown(annotation)}, which has no JSON Schema")
+        if not bad:
+            return None
+        use = "int, float, bool, a Literal, a list or dict of those, a datetime, or a pydantic model"
+        return f"{self.where}: {'; '.join(bad)}; use str, {use}"
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+
+
+_PLAIN = (str, int, float, bool, type(None), Any, datetime, date, time, timedelta, UUID, Decimal)
+_SHAPES = (list, dict, tuple, set, frozenset, typing.Union, types.UnionType, abc.Sequence, abc.Mapping)
+
+
+def plainly_described(hint: Any) -> bool:
+    """Whether a type hint certainly has a JSON Schema without asking pydantic: scalars, datetimes, Literal,
+    Enums, pydantic models, and lists, dicts, tuples or unions of those (constraints in `Annotated` change
+    nothing). Anything else (TypedDicts, a class of the author's) is for pydantic to say."""
+    origin = typing.get_origin(hint)
+    if origin is None and isinstance(hint, type) and issubclass(hint, BaseModel):
+        return not hint.model_config.get("arbitrary_types_allowed")  # pydantic checked its fields when it was made
+    if origin is None:
+        return hint in _PLAIN or (isinstance(hint, type) and issubclass(hint, Enum))
+    if origin is typing.Annotated:
+        return plainly_described(typing.get_args(hint)[0])
+    if origin is typing.Literal:
+        return True
+    return origin in _SHAPES and all(arg is Ellipsis or plainly_described(arg) for arg in typing.get_args(hint))
+
+
+_RESOLVED: dict[tuple[str, str], Any] = {}
+
+
+def _resolved(func: Callable[..., Any], annotation: Any) -> Any:
+    """A parameter's annotation as a type: text (`from __future__ import annotations`) is evaluated in the
+    method's module, once per module and text (an env's tools share a few aliases: evaluating each tool's hints
+    afresh cost milliseconds per env, on every run's preflight)."""
+    if annotation is inspect.Parameter.empty:
+        return Any
+    if not isinstance(annotation, str):
+        return annotation
+    key = (func.__module__, annotation)
+    if key not in _RESOLVED:
+        module = sys.modules[func.__module__]
+        _RESOLVED[key] = typing.get_type_hints(_Holder(annotation), vars(module), include_extras=True)["value"]
+    return _RESOLVED[key]
+
+
+class _Holder:
+    """An object whose only annotation is `text`, for `typing.get_type_hints` to evaluate."""
+
+    def __init__(self, text: str) -> None:
+        self.__annotations__ = {"value": text}
+
+
+def _shown(hint: Any) -> str:
+    """A type as its author wrote it: `Gadget`, `list[Gadget] | None`."""
+    if isinstance(hint, type) and typing.get_origin(hint) is None:
+        return hint.__qualname__
+    return re.sub(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])", "", repr(hint))  # no module paths
 
 
 _SCHEMA_CACHE: dict[type[BaseModel], dict[str, Any]] = {}

@@ -16,6 +16,8 @@ from importlib.resources import files
 from pathlib import Path
 from string import Template
 
+from agentenv import FIRST_PARTY, installed_version, installer
+
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,40}$")
 
 
@@ -33,13 +35,16 @@ class Kind:
     ref_kind: str = ""
     data: tuple[tuple[str, str], ...] = ()
     """(template, path in the package) of data files, e.g. the env's example artifact."""
+    test_needs: tuple[str, ...] = ()
+    """First-party distributions the generated tests use beyond the kit (the env's task deploys it with
+    `deploy_env`, from agentenv-steps): its `test` extra declares them, so a clean install passes its tests."""
 
 
 KINDS: dict[str, Kind] = {
     "env": Kind(
         "env", "Env", "agentenv_register_envs", "EnvConformance", "env (a simulated app)",
         "the `{name}` env, a simulated app.", "agentenv env card {name}",
-        data=(("example.json", "artifacts/example.json"),),
+        data=(("example.json", "artifacts/example.json"),), test_needs=("agentenv-steps",),
     ),
     "step": Kind(
         "step", "Step", "agentenv_register_steps", "StepConformance", "step type",
@@ -87,7 +92,29 @@ def names(name: str) -> dict[str, str]:
             "e.g. `phone` or `board_game`"
         )
     camel = "".join(part.title() for part in name.split("_"))
-    return {"name": name, "dist": f"agentenv-{name.replace('_', '-')}", "module": f"agentenv_{name}", "camel": camel}
+    dist = f"agentenv-{name.replace('_', '-')}"
+    taken = "a distribution of agentenv itself" if dist in FIRST_PARTY else installed_version(dist) and "installed here"
+    if taken:  # installing the new one would replace it, and its names would clash with the original's
+        raise ScaffoldError(
+            f"NAME {name!r}: {dist} is {taken}; a plugin of that name would replace it. Pick another, e.g. "
+            f"`my_{name}` or `{name}_sim`"
+        )
+    return {"name": name, "dist": dist, "module": f"agentenv_{name}", "camel": camel}
+
+
+def next_steps(target: Path) -> str:
+    """What to run after `plugin new`, with this environment's own installer and tools by path: a uv-made
+    environment has no pip, and its `bin/` is often not on PATH (`./dev agentenv plugin new …`)."""
+    import shlex
+    import sys
+
+    tool, prefix = installer()
+    install = [*prefix, "install", *(["--python", sys.executable] if tool == "uv" else []), "-e", ".[test]"]
+    python = shlex.quote(sys.executable)
+    return (
+        f"cd {shlex.quote(str(target))} && {shlex.join(install)} && {python} -m pytest && "
+        f"{python} -m agentenv plugin check"
+    )
 
 
 def render(kind_name: str, name: str) -> dict[str, str]:
@@ -113,7 +140,9 @@ def render(kind_name: str, name: str) -> dict[str, str]:
         "try_it": kind.try_it.format(name=name, dist=n["dist"]),
         "kernel_range": compatible_range("agentenv-kernel", runtime_version),
         "runtime_range": compatible_range("agentenv-runtime", runtime_version),
-        "testing_range": compatible_range("agentenv-testing", runtime_version),
+        "test_extra": ", ".join(
+            f'"{compatible_range(dist, runtime_version)}"' for dist in ("agentenv-testing", *kind.test_needs)
+        ),
     }
     root = files(__name__)
     package = f"src/{n['module']}"

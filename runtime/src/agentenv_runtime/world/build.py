@@ -62,9 +62,24 @@ def broken_reason(host: PluginHost, kind: Any, name: str) -> str | None:
     return None
 
 
+def env_problem(host: PluginHost, name: str) -> str | None:
+    """Why the installed env `name` cannot make a world (its class does not load, or some of its tools have no
+    JSON Schema, which fails the card, `list_tools` and every call), or None: what `env list` shows, and what
+    a run, a dry run, `env card` and `serve` refuse alike."""
+    broken = broken_reason(host, kinds.ENVS, name)
+    entry = host.registry(kinds.ENVS).get(name)
+    if broken is not None or entry is None or not (isinstance(entry.obj, type) and issubclass(entry.obj, Env)):
+        return broken
+    problems = entry.obj.schema_problems()
+    if not problems:
+        return None
+    fix = "give each such parameter a type with a JSON Schema (docs/authoring.md: the type hints tools may use)"
+    return f"env {name!r} of {entry.dist} has tools without a JSON Schema: {' | '.join(problems)}; fix: {fix}"
+
+
 def env_class(host: PluginHost, name: str) -> type[Env]:
     """The installed env `name` as a runtime `Env` class, or a WorldError that says what to do."""
-    broken = broken_reason(host, kinds.ENVS, name)
+    broken = env_problem(host, name)
     if broken is not None:
         raise WorldError(broken)
     try:

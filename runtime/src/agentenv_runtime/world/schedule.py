@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
+from functools import cached_property
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -64,15 +66,21 @@ class Distribution(_Strict):
     def seconds(self, name: str) -> float:
         return duration_seconds(getattr(self, name), name)
 
+    @cached_property
+    def _parsed(self) -> dict[str, float]:
+        """Every given duration in seconds, parsed once (a week of firings draws thousands of times)."""
+        return {name: self.seconds(name) for name in ("mean", "sd", "min", "max") if getattr(self, name) is not None}
+
     def draw(self, rng: random.Random) -> float:
-        low = max(self.seconds("min"), 1e-3)
+        seconds = self._parsed
+        low = max(seconds["min"], 1e-3)
         if self.dist == "exponential":
-            value = rng.expovariate(1.0 / max(self.seconds("mean"), 1e-9))
+            value = rng.expovariate(1.0 / max(seconds["mean"], 1e-9))
         elif self.dist == "uniform":
-            value = rng.uniform(low, self.seconds("max"))
+            value = rng.uniform(low, seconds["max"])
         else:
-            value = rng.gauss(self.seconds("mean"), self.seconds("sd"))
-        high = self.seconds("max") if self.max is not None else value
+            value = rng.gauss(seconds["mean"], seconds["sd"])
+        high = seconds.get("max", value)
         return min(max(value, low), high)
 
 
@@ -125,18 +133,21 @@ class WorkingHours(_Strict):
             return timezone(sign * timedelta(hours=int(match[2]), minutes=int(match[3])))
         return zone_named(self.time_zone or "UTC", "time_zone")
 
-    def _shifts(self, around: datetime) -> list[tuple[datetime, datetime]]:
-        """Shifts (UTC open, close) starting from the day before `around` for nine days, in order."""
-        zone = self.zone()
-        start, end = time.fromisoformat(self.start), time.fromisoformat(self.end)
+    @cached_property
+    def _wall(self) -> tuple[tzinfo, time, time, frozenset[int]]:
+        """(zone, opening, closing, working weekdays as numbers), worked out once."""
+        days = frozenset(DAYS.index(day) for day in self.days)
+        return self.zone(), time.fromisoformat(self.start), time.fromisoformat(self.end), days
+
+    def _shifts(self, around: datetime) -> Iterator[tuple[datetime, datetime]]:
+        """Shifts (UTC open, close) from the day before `around`, over nine days, in order (made as asked for)."""
+        zone, start, end, days = self._wall
         first = around.astimezone(zone).date() - timedelta(days=1)
-        shifts = []
         for n in range(9):
             day = first + timedelta(days=n)
-            if DAYS[day.weekday()] in self.days:
+            if day.weekday() in days:
                 close_day = day if end > start else day + timedelta(days=1)
-                shifts.append((_utc(day, start, zone), _utc(close_day, end, zone)))
-        return shifts
+                yield _utc(day, start, zone), _utc(close_day, end, zone)
 
     def is_open(self, at: datetime) -> bool:
         return any(opens <= at < closes for opens, closes in self._shifts(at))

@@ -8,6 +8,7 @@ costs two dictionary lookups.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -95,6 +96,12 @@ class Armed:
 
 
 class TriggerIndex:
+    """Event triggers by the tool they watch (rebuilt when triggers are added, removed or restored), and the
+    timeline: a heap of time triggers by their next due time, kept up to date entry by entry as triggers are
+    rescheduled (a firing reschedules one trigger; rebuilding the whole index for it made a simulated week
+    cost O(firings x triggers)). Heap entries are checked when they reach the top: one whose trigger has
+    since moved, been disabled or been replaced is dropped there."""
+
     def __init__(self, triggers: Mapping[str, Armed], pending: list[Pending]) -> None:
         self.by_tool: dict[str, list[Armed]] = {}
         self.every_call: list[Armed] = []
@@ -113,11 +120,14 @@ class TriggerIndex:
         self._order = order
         self._merged: dict[str, list[Armed]] = {}
         self.watch_messages = any(a.definition.kind in MESSAGE_KINDS for a in triggers.values())
-        timed = [a for a in triggers.values() if a.enabled and a.next_at is not None]
-        self._timed = min(timed, key=lambda a: (a.next_at, a.definition.id)) if timed else None
-        self._pending = min(pending, key=lambda p: (p.due, p.order)) if pending else None
-        dues = [d for d in (self._timed.next_at if self._timed else None, self._pending and self._pending.due) if d]
-        self.earliest: datetime | None = min(dues) if dues else None
+        self._triggers = triggers
+        self._pending = pending
+        self._soonest_pending: Pending | bool | None = False  # False: not computed since the last change
+        self._pushed = 0
+        self._heap: list[tuple[datetime, str, int, Armed]] = []
+        for armed in triggers.values():
+            self.rescheduled(armed)
+        heapq.heapify(self._heap)
 
     def candidates(self, tool: str) -> list[Armed]:
         """The triggers a call of `tool` may fire, in the order they were registered."""
@@ -129,9 +139,44 @@ class TriggerIndex:
             self._merged[tool] = merged
         return merged
 
+    def rescheduled(self, armed: Armed) -> None:
+        """`armed.next_at` changed (it stays a time trigger): put it on the timeline at its new time."""
+        if armed.enabled and armed.next_at is not None:
+            self._pushed += 1
+            heapq.heappush(self._heap, (armed.next_at, armed.definition.id, self._pushed, armed))
+            if len(self._heap) > 4 * len(self._triggers) + 64:  # stale entries (a clock reset re-plans all): compact
+                self._heap = [entry for entry in self._heap if self._current(entry)]
+                heapq.heapify(self._heap)
+
+    def pending_changed(self) -> None:
+        self._soonest_pending = False
+
+    def _current(self, entry: tuple[datetime, str, int, Armed]) -> bool:
+        due, trigger_id, _, armed = entry
+        return armed.enabled and armed.next_at == due and self._triggers.get(trigger_id) is armed
+
+    def _timed(self) -> Armed | None:
+        heap = self._heap
+        while heap and not self._current(heap[0]):
+            heapq.heappop(heap)
+        return heap[0][3] if heap else None
+
+    def _soonest(self) -> Pending | None:
+        if self._soonest_pending is False:
+            self._soonest_pending = min(self._pending, key=lambda p: (p.due, p.order)) if self._pending else None
+        return self._soonest_pending  # type: ignore[return-value]
+
+    @property
+    def earliest(self) -> datetime | None:
+        """When the next thing on the timeline is due (None: nothing is)."""
+        item = self.next_due()
+        if item is None:
+            return None
+        return item.due if isinstance(item, Pending) else item.next_at
+
     def next_due(self) -> Armed | Pending | None:
         """The next thing on the timeline; a waiting firing goes before a time trigger due at the same instant."""
-        timed, pending = self._timed, self._pending
+        timed, pending = self._timed(), self._soonest()
         if pending is None:
             return timed
         if timed is None or timed.next_at is None or pending.due <= timed.next_at:

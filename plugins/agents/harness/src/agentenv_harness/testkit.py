@@ -59,14 +59,23 @@ def living(binary: Path) -> list[int]:
     return found
 
 
-def run_agentenv(tmp_path: Path, *args: str, timeout: float = 300) -> tuple[int, Any, str]:
-    """`agentenv ARGS --json` in `tmp_path` with a private store; (exit code, parsed JSON, stderr)."""
+def write_config(tmp_path: Path, extra: str = "") -> Path:
+    """`tmp_path/config.toml`: a private store under `tmp_path`, then `extra` (more TOML tables)."""
     config = tmp_path / "config.toml"
     config.write_text(
         f'[plugins.agentenv-store-local.document]\npath = "{tmp_path / "records.sqlite3"}"\n'
-        f'[plugins.agentenv-store-local.object]\nroot = "{tmp_path / "objects"}"\n'
+        f'[plugins.agentenv-store-local.object]\nroot = "{tmp_path / "objects"}"\n{extra}'
     )
-    env = {"AGENTENV_CONFIG": str(config), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    return config
+
+
+def run_agentenv(tmp_path: Path, *args: str, timeout: float = 300, config: str = "") -> tuple[int, Any, str]:
+    """`agentenv ARGS --json` in `tmp_path` with a private store (and `config`, more TOML, e.g. an
+    `[agents.claude-code]` table); (exit code, parsed JSON, stderr)."""
+    path = tmp_path / "config.toml"
+    if config or not path.exists():  # a later command of the same test keeps the first one's config
+        write_config(tmp_path, config)
+    env = {"AGENTENV_CONFIG": str(path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     done = subprocess.run(
         [sys.executable, "-m", "agentenv", *args, "--json"],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=timeout,

@@ -31,6 +31,9 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     offered: bool = True
     """False: send the call as named even when the client offered no such tool (to test refusals)."""
+    namespace: str | None = None
+    """With `offered = false`: the namespace to call it in (Codex's `mcp__world`), as a model addressing a
+    namespaced tool would."""
 
 
 class Turn(BaseModel):

@@ -169,7 +169,7 @@ class StandInModel:
         parts = [Part(text=turn.text)] if turn.text is not None else []
         missing: list[str] = []
         for call in turn.tool_calls:
-            tool = match_tool(call.tool, offered) or (None if call.offered else Offered(call.tool))
+            tool = match_tool(call.tool, offered) or (None if call.offered else Offered(call.tool, call.namespace))
             if tool is None:
                 missing.append(call.tool)
             else:

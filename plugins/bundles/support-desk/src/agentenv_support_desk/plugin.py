@@ -13,6 +13,7 @@ BUNDLES = {
     "support-refund": "Resolve Dana's refund: the right amount, the ticket closed, the customer told.",
     "living-world": "The clock runs, triggers change the world mid-run, access shifts; the end state is saved.",
     "open-ended": "No grader: the run records the trajectory and the agent's output files.",
+    "living-office": "A long weekend: time zones, working hours, a barrier, seeded walk-ins, an nl instruction.",
 }
 
 

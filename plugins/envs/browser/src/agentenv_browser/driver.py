@@ -15,6 +15,7 @@ import concurrent.futures
 import contextlib
 import os
 import shutil
+import socket
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -25,8 +26,10 @@ CANDIDATES = ("/usr/lib/chromium/chromium-headless-shell", "/usr/lib/chromium/ch
 """Debian's real binaries (not the /usr/bin/chromium shell wrapper, which adds flags and noise); the headless
 shell first: half the memory per page and a faster launch."""
 CALL_TIMEOUT = 60.0
+CLOSE_AFTER = 2.0
+"""Seconds after which a context an episode dropped is closed when no next episode has started by then."""
 SPARE_CONTEXTS = True
-"""Make each episode's context ahead of time (see `BrowserHost.fresh_page`); the bench turns it off for its baseline."""
+"""Make each episode's context ahead of time (see `BrowserHost.make_spare`); the bench turns it off for its baseline."""
 
 
 class BrowserUnavailable(RuntimeError):
@@ -53,10 +56,23 @@ def find_chromium(configured: str | None = None) -> str:
 
 
 class BrowserHost:
-    """A launched Chromium on its own event-loop thread."""
+    """A Chromium on its own event-loop thread: launched here, or reached over CDP where it runs elsewhere.
 
-    def __init__(self, executable: str, headless: bool = True) -> None:
+    `debug_port` (0: a free one) opens Chromium's DevTools endpoint on loopback, so an outside client can attach
+    with `connect_over_cdp(host.cdp_url)` and see the pages episodes drive. `connect` is the DevTools endpoint of a
+    browser that runs elsewhere (another process, the agent's sandbox): nothing is launched, contexts are made in
+    that browser, and closing only disconnects."""
+
+    def __init__(
+        self,
+        executable: str | None,
+        headless: bool = True,
+        *,
+        debug_port: int | None = None,
+        connect: str | None = None,
+    ) -> None:
         self.executable, self.headless = executable, headless
+        self.cdp_url: str | None = connect
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="agentenv-browser", daemon=True)
         self._thread.start()
@@ -64,6 +80,13 @@ class BrowserHost:
         self.browser: Any = None
         self._spares: dict[tuple[int, int], asyncio.Task[tuple[Any, Any]]] = {}
         """Viewport → a context and page being made (or made) ahead of the next episode that asks for one."""
+        self._dropped: list[Any] = []
+        """Contexts episodes are done with, closed soon (see `discard`)."""
+        if connect is None and debug_port is not None:
+            port = debug_port or free_port()
+            self.cdp_url, self._args = f"http://127.0.0.1:{port}", [f"--remote-debugging-port={port}"]
+        else:
+            self._args = []
         try:
             self.run(self._launch)
         except BaseException:
@@ -74,20 +97,37 @@ class BrowserHost:
         from playwright.async_api import async_playwright
 
         self._playwright = await async_playwright().start()
-        self.browser = await self._playwright.chromium.launch(executable_path=self.executable, headless=self.headless)
+        chromium = self._playwright.chromium
+        if self.executable is None:
+            assert self.cdp_url is not None
+            self.browser = await chromium.connect_over_cdp(self.cdp_url)
+        else:
+            self.browser = await chromium.launch(
+                executable_path=self.executable, headless=self.headless, args=self._args
+            )
 
     async def fresh_page(self, width: int, height: int) -> tuple[Any, Any]:
-        """A new, never-used context and its page (call on the browser's loop).
+        """A new, never-used context and its page (call on the browser's loop): the one made ahead if there is
+        one, else one made now. Made ahead or now, it is just as fresh (no cookies, storage or history).
 
-        The one handed out was made ahead, while the previous episode ran, and another is started at once: an
-        episode reset then waits for neither the context nor the page. Made ahead or now, it is just as fresh
-        (no cookies, storage or history)."""
+        It does not start the next one: `make_spare` does, once the episode's first call is done (see there)."""
+        spare = self._spares.pop((width, height), None)
+        if spare is not None:
+            with contextlib.suppress(Exception):  # a spare that failed (the browser restarted): make one now
+                return await spare
+        return await self._new_page(width, height)
+
+    def make_spare(self, width: int, height: int) -> None:
+        """Start making the context and page the next episode of this viewport will get, unless one is under way
+        (call on the browser's loop). Callers do it after the first call of an episode, not when it starts: making
+        a context spawns a renderer, and on a small machine that work, overlapping an episode's first call, made
+        a reset several times slower (measured in bench/browser_bench.py)."""
         key = (width, height)
-        spare = self._spares.pop(key, None)
-        made = await spare if spare is not None else await self._new_page(width, height)
-        if SPARE_CONTEXTS:
-            self._spares[key] = asyncio.ensure_future(self._new_page(width, height))
-        return made
+        if SPARE_CONTEXTS and key not in self._spares:
+            task = asyncio.ensure_future(self._new_page(width, height))
+            task.add_done_callback(_retrieve)
+            self._spares[key] = task
+        self._close_dropped()  # the contexts earlier episodes left, now that this one's first call is done
 
     def drop_spares(self) -> None:
         """Close the contexts made ahead (a bench's baseline, or a caller that wants no idle context)."""
@@ -102,7 +142,29 @@ class BrowserHost:
 
     async def _new_page(self, width: int, height: int) -> tuple[Any, Any]:
         context = await self.browser.new_context(viewport={"width": width, "height": height})
-        return context, await context.new_page()
+        page = await context.new_page()
+        await page.evaluate("() => document.readyState")  # the page's script context exists before it is handed out
+        return context, page
+
+    def discard(self, context: Any) -> None:
+        """Close a context an episode is done with, later: after the next episode's first call (`make_spare`), or
+        after `CLOSE_AFTER` seconds if none comes. Closing tears down a renderer, and on a small machine that work,
+        overlapping the next episode's first call (an RL reset drops one context and opens the next at once), made
+        the reset several times slower. Callable from any thread."""
+
+        def queue() -> None:
+            self._dropped.append(context)
+            self._loop.call_later(CLOSE_AFTER, self._close_dropped)
+
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(queue)
+
+    def _close_dropped(self) -> None:
+        """Start closing the contexts `discard` queued (on the browser's loop)."""
+        dropped, self._dropped = self._dropped, []
+        for context in dropped:
+            task = asyncio.ensure_future(context.close())
+            task.add_done_callback(_retrieve)
 
     def run(self, func: Callable[[], Awaitable[T]], timeout: float = CALL_TIMEOUT) -> T:
         """Run `func()` on the browser's loop and wait for its result (from any thread but that loop's own)."""
@@ -119,6 +181,8 @@ class BrowserHost:
 
     def close(self) -> None:
         async def stop() -> None:
+            for spare in self._spares.values():
+                spare.cancel()
             if self.browser is not None:
                 await self.browser.close()
             if self._playwright is not None:
@@ -131,18 +195,26 @@ class BrowserHost:
             self._thread.join(15)
 
 
-_HOSTS: dict[tuple[str, bool], BrowserHost] = {}
+_HOSTS: dict[tuple[str | None, bool, int | None, str | None], BrowserHost] = {}
 _LOCK = threading.Lock()
 
 
-def shared_host(executable: str, headless: bool = True) -> BrowserHost:
-    """The process's browser for this executable and mode, launched on first use."""
-    key = (executable, headless)
+def shared_host(
+    executable: str | None, headless: bool = True, *, debug_port: int | None = None, connect: str | None = None
+) -> BrowserHost:
+    """The process's browser for this executable and mode (or this remote endpoint), launched on first use."""
+    key = (executable, headless, debug_port, connect)
     with _LOCK:
         host = _HOSTS.get(key)
         if host is None:
-            host = _HOSTS[key] = BrowserHost(executable, headless)
+            host = _HOSTS[key] = BrowserHost(executable, headless, debug_port=debug_port, connect=connect)
         return host
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @atexit.register
@@ -153,3 +225,9 @@ def close_hosts() -> None:
         _HOSTS.clear()
     for host in hosts:
         host.close()
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Read a spare's outcome so a spare that failed (the browser went away first) is not reported as unread."""
+    if not task.cancelled():
+        task.exception()

@@ -27,6 +27,9 @@ Subject = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, 
 Body = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=20_000)]
 Note = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2_000)]
 Limit = Annotated[int, Field(ge=1, le=200)]
+Line = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+PostalCode = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z0-9][A-Za-z0-9 -]{1,11}$")]
+Country = Annotated[str, StringConstraints(strip_whitespace=True, to_upper=True, pattern=r"^[A-Za-z]{2}$")]
 
 # First number of each id sequence when its table is empty; afterwards new ids follow the highest one.
 SEQUENCE_START = {"TCK": 9001, "REF": 3001}

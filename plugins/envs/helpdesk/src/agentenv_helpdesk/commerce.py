@@ -13,7 +13,7 @@ from typing import Any
 
 from agentenv_runtime import ToolError, tool
 
-from agentenv_helpdesk.base import AccountId, DeskCore, Email, Note, OrderId, PaymentId
+from agentenv_helpdesk.base import AccountId, Country, DeskCore, Email, Line, Note, OrderId, PaymentId, PostalCode
 from agentenv_helpdesk.money import Money, from_cents, to_cents
 
 
@@ -56,6 +56,26 @@ class CommerceDesk(DeskCore):
             "order_count": orders[0] if orders else 0,
             "ticket_counts": counts,
         }
+
+    @tool
+    def update_address(
+        self, account_id: AccountId, street: Line, city: Line, postal_code: PostalCode, country: Country
+    ) -> dict[str, Any]:
+        """Set a customer's default shipping address (replacing the one on file).
+
+        Args:
+            account_id: The account id, e.g. ACC-1006 (find it with lookup_account).
+            street: Street and number, e.g. "88 Harbor Road, Apt 4".
+            city: City, with the state or region where one is used, e.g. "Seattle, WA".
+            postal_code: Postal or ZIP code, e.g. 98121.
+            country: Two-letter country code (ISO 3166), e.g. US.
+        """
+        self.account_by_id(account_id)
+        self.db.execute(
+            "UPDATE accounts SET street = ?, city = ?, postal_code = ?, country = ? WHERE account_id = ?",
+            (street, city, postal_code, country, account_id),
+        )
+        return self.lookup_account(account_id=account_id)
 
     # ---- orders ------------------------------------------------------------------------------------
     @tool(read_only=True)

@@ -48,7 +48,12 @@ CREATE TABLE accounts (
     name       TEXT NOT NULL,
     phone      TEXT,
     tier       TEXT NOT NULL DEFAULT 'standard' CHECK (tier IN ('standard', 'plus', 'business')),
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    -- The default shipping address (NULL until one is on file).
+    street      TEXT,
+    city        TEXT,
+    postal_code TEXT,
+    country     TEXT
 );
 
 CREATE TABLE orders (

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from agentenv_runtime import ToolError, tool
 from pydantic import Field
 
-from agentenv_helpdesk.base import Body, DeskCore, Email, Limit, OrderId, Subject, TicketId
+from agentenv_helpdesk.base import Body, DeskCore, Email, Limit, Note, OrderId, Subject, TicketId
 from agentenv_helpdesk.schema import TRANSITIONS, Priority, TicketStatus
 
 SUMMARY_FIELDS = (
@@ -79,6 +79,12 @@ class TicketDesk(DeskCore):
         if full is None:
             raise self.no_ticket(ticket_id)
         return full
+
+    @tool(read_only=True)
+    def list_staff(self) -> dict[str, Any]:
+        """The staff members tickets can be assigned or escalated to (not the support bot)."""
+        rows = self.db.execute("SELECT email, name, role FROM staff WHERE role != 'bot' ORDER BY name").fetchall()
+        return {"staff": [dict(row) for row in rows]}
 
     # ---- writing -----------------------------------------------------------------------------------
     @tool
@@ -191,6 +197,43 @@ class TicketDesk(DeskCore):
         comment = self._insert_comment(ticket_id, self.agent_email(), body, public=public, at=now)
         self.db.execute("UPDATE tickets SET updated_at = ? WHERE ticket_id = ?", (now, ticket_id))
         return {"ticket_id": ticket_id, "comment": comment}
+
+    @tool
+    def escalate_ticket(self, ticket_id: TicketId, to: Email, reason: Note) -> dict[str, Any]:
+        """Escalate a ticket to a staff member: priority urgent, assigned to them, reopened if it was waiting or
+        solved, with an internal note saying why.
+
+        Args:
+            ticket_id: The ticket's id, e.g. TCK-8998.
+            to: Email of the staff member who takes it over, e.g. priya@acme.example.
+            reason: Why it needs them, e.g. "Customer's trip starts tomorrow; needs a replacement today".
+        """
+        ticket = self._editable(ticket_id)
+        staff = self.one("SELECT name, role FROM staff WHERE email = ?", (to,))
+        if staff is None or staff["role"] == "bot":
+            people = ", ".join(
+                r[0] for r in self.db.execute("SELECT email FROM staff WHERE role != 'bot' ORDER BY email")
+            )
+            raise ToolError(
+                f"to: {to!r} is not a staff member who can take a ticket; escalate to one of: {people or 'none'}",
+                code="not_found",
+                field="to",
+            )
+        if ticket["priority"] == "urgent" and ticket["assignee"] == to:
+            raise ToolError(
+                f"ticket_id: {ticket_id} is already escalated to {to} (urgent); nothing to do",
+                code="already_escalated",
+                field="ticket_id",
+            )
+        now = self.stamp()
+        self.db.execute(
+            "UPDATE tickets SET priority = 'urgent', assignee = ?, status = 'open', updated_at = ? WHERE ticket_id = ?",
+            (to, now, ticket_id),
+        )
+        self._insert_comment(
+            ticket_id, self.agent_email(), f"Escalated to {staff['name']}: {reason}", public=False, at=now
+        )
+        return self._full(ticket_id)
 
     @tool
     def close_ticket(self, ticket_id: TicketId, resolution: Resolution) -> dict[str, Any]:

@@ -65,8 +65,8 @@ def import_swe(
 
 @app.command("prune")
 def prune() -> None:
-    """Remove the containers, mounts and folders of workspaces whose process no longer runs (a SIGKILLed run
-    leaves them)."""
+    """Remove the containers, committed images, mounts and folders of workspaces whose process no longer runs
+    (a SIGKILLed run leaves them)."""
     from agentenv_workspace.layers import prune as run
 
     containers: list[str] = []
@@ -77,4 +77,8 @@ def prune() -> None:
     except Exception as exc:  # no engine, or agentenv-docker not installed: only the host part
         print(f"containers not pruned: {type(exc).__name__}: {exc}", file=sys.stderr)
     removed = run()
-    print(f"removed {len(containers)} container(s) and {len(removed)} workspace folder(s)")
+    images = [i for i in containers if i.startswith("sha256:")]
+    print(
+        f"removed {len(containers) - len(images)} container(s), {len(images)} image(s) and "
+        f"{len(removed)} workspace folder(s)"
+    )

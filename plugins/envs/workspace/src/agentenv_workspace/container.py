@@ -4,23 +4,28 @@ The container runs `server.py` (below, standard library only) as its main proces
 unix socket in a host folder bind-mounted at `/run/agentenv`, so commands reach it with no network at all
 (`--network none` unless the workspace allows the network) and without a `docker exec` per call. The tree
 itself is the host's live tree (an overlay mount, see `layers`) bind-mounted at the workspace's mount point,
-so snapshot, reset and fork stay layer operations on the host; what a command changes outside the tree
-(packages installed in the container) is not part of a snapshot.
+so snapshot, reset and fork of the tree stay layer operations on the host. What commands change outside the
+tree (packages installed in the container, files in /usr/local) is the container's own writable layer: a
+snapshot commits it to an image (`commit`) when it is not empty, and a fork or a restore of that snapshot
+starts its container from that image; when it is empty (most steps) nothing is committed and the container
+starts from the configured image, through the warm pool when there is one.
 
-Containers carry the owner labels of agentenv-docker (`agentenv.owner.*`) and `agentenv.workspace=1`;
-`prune()` removes those whose owning process is gone.
+Containers and commits carry the owner labels of agentenv-docker (`agentenv.owner.*`) and
+`agentenv.workspace=1`; `prune()` removes those whose owning process is gone.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import socket
+import stat
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,44 +35,88 @@ from agentenv_workspace.sandbox import LOGS_POINT, SAFE_PATH, Limits, Outcome
 DEFAULT_IMAGE = "agentenv/base:py3.11-bookworm"
 LABEL = "agentenv.workspace"
 RUN_POINT = "/run/agentenv"
+SLOT_POINT = "/agentenv-slot"
 SOCKET = "exec.sock"
 SERVER = r"""
-import json, os, resource, signal, socketserver, subprocess, sys, time
+import json, os, resource, selectors, signal, socketserver, sys, threading, time
 
 LIMITS = json.loads(sys.argv[2])
-
-
 CPU = LIMITS.pop("RLIMIT_CPU")
-for name, value in LIMITS.items():  # inherited by every command (no preexec_fn: commands start by vfork)
+for name, value in LIMITS.items():  # inherited by every command
     resource.setrlimit(getattr(resource, name), (value, value))
+SPAWN = threading.Lock()  # posix_spawn takes the server's cwd: one chdir-and-spawn at a time
+
+
+def run(request):
+    started = time.perf_counter()
+    deadline = started + request["timeout"]
+    read_end, write_end = os.pipe()
+    actions = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+               (os.POSIX_SPAWN_DUP2, write_end, 1), (os.POSIX_SPAWN_DUP2, write_end, 2)]
+    try:  # posix_spawn (vfork and exec) costs half of what subprocess.Popen does
+        with SPAWN:
+            os.chdir(request["cwd"])
+            pid = os.posix_spawn("/bin/sh", ["/bin/sh", "-c", request["command"]], request["env"],
+                                 file_actions=actions, setsid=True)
+    finally:
+        os.close(write_end)
+    try:
+        resource.prlimit(pid, resource.RLIMIT_CPU, (CPU, CPU))
+    except ProcessLookupError:
+        pass
+    limit, kept, size, timed_out = request["limit"], bytearray(), 0, False
+    with selectors.DefaultSelector() as selector:  # keep at most limit + 1 bytes, but drain everything
+        selector.register(read_end, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.perf_counter()
+            if not timed_out and (left <= 0 or not selector.select(left)):
+                timed_out, deadline = True, time.perf_counter() + 1.0  # a moment for what is buffered
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                continue
+            if timed_out and (left <= 0 or not selector.select(left)):
+                break  # an escaped process (its own session) still holds the pipe
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                break
+            size += len(chunk)
+            kept += chunk[: limit + 1 - len(kept)]
+    os.close(read_end)
+    status = os.waitpid(pid, 0)[1] if timed_out else wait(pid, deadline)
+    code = 124 if timed_out or status is None else os.waitstatus_to_exitcode(status)
+    return {"exit_code": code, "timed_out": timed_out or status is None,
+            "output": bytes(kept[:limit]).decode("utf-8", "replace"), "truncated": size > limit,
+            "seconds": time.perf_counter() - started}
+
+
+def wait(pid, deadline):
+    # the output ended: the shell has (nearly always) exited; its status, or None at the deadline (killed)
+    pause = 0.0002
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.perf_counter() > deadline:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 class Handler(socketserver.StreamRequestHandler):
     def handle(self):
-        line = self.rfile.readline()
-        if not line:  # a readiness probe
-            return
-        request = json.loads(line)
-        started = time.perf_counter()
-        process = subprocess.Popen(["/bin/sh", "-c", request["command"]], cwd=request["cwd"],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   start_new_session=True, env=request["env"])
-        try:
-            resource.prlimit(process.pid, resource.RLIMIT_CPU, (CPU, CPU))
-        except ProcessLookupError:
-            pass
-        timed_out = False
-        try:
-            raw, _ = process.communicate(timeout=request["timeout"])
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(process.pid, signal.SIGKILL)
-            raw, _ = process.communicate()
-        limit_bytes = request["limit"]
-        reply = {"exit_code": 124 if timed_out else process.returncode, "timed_out": timed_out,
-                 "output": raw[:limit_bytes].decode("utf-8", "replace"), "truncated": len(raw) > limit_bytes,
-                 "seconds": time.perf_counter() - started}
-        self.wfile.write(json.dumps(reply).encode() + b"\n")
+        for line in self.rfile:  # one request a line; a client keeps its connection for many (none: a probe)
+            try:
+                reply = run(json.loads(line))
+            except Exception as exc:
+                reply = {"error": f"{type(exc).__name__}: {exc}"}
+            self.wfile.write(json.dumps(reply).encode() + b"\n")
 
 
 class Server(socketserver.ThreadingUnixStreamServer):
@@ -96,29 +145,93 @@ class Container:
     container_id: str
     socket_path: Path
     mount_point: str
+    image: str = ""
+    """The image it was started from (a configured image, or a commit of another container)."""
+    upper: Path | None = None
+    """Its writable layer as a host folder, when the engine's storage driver keeps one (overlay2,
+    fuse-overlayfs) and this process can read it; else its changes are asked of `docker diff`."""
+    lower: tuple[Path, ...] = ()
+    """Its image's layers as host folders (top first), beside `upper`."""
+    mounts: tuple[str, ...] = ()
+    """Its paths that are mounts (the tree, /logs, the run folder, a warm-pool slot): not its own files."""
+    committed: tuple[str, str] | None = None
+    """(signature of its changes, image) of its last commit, so an unchanged container is committed once."""
+    _idle: list[socket.socket] = field(default_factory=list, repr=False, compare=False)
+    """Connections to the exec server waiting for the next command (one per concurrent caller)."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def exec(self, command: str, *, cwd: str, timeout: float, output_limit: int) -> Outcome:
-        """Run `command` through the exec server (one unix-socket round trip)."""
+        """Run `command` through the exec server: one request and one reply on a kept connection."""
         workdir = f"{self.mount_point}/{cwd}".rstrip("/") if cwd not in ("", ".") else self.mount_point
         request = {
             "command": command,
             "cwd": workdir,
             "timeout": timeout,
             "limit": output_limit,
-            "env": {"PATH": SAFE_PATH, "HOME": self.mount_point, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
+            "env": {
+                "PATH": SAFE_PATH,
+                "HOME": self.mount_point,
+                "LANG": "C.UTF-8",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PWD": workdir,  # `pwd` says the mount point even where it is a link into a warm-pool slot
+            },
         }
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        name = self.container_id[:12]
+        try:
+            client = self._connection()
+        except OSError as exc:
+            raise ContainerError(f"container {name}: exec server unreachable ({exc})") from exc
+        try:
             client.settimeout(timeout + 30)
-            try:
-                client.connect(str(self.socket_path))
-                client.sendall(json.dumps(request).encode() + b"\n")
-                reply = client.makefile("rb").readline()
-            except OSError as exc:
-                raise ContainerError(f"container {self.container_id[:12]}: exec server unreachable ({exc})") from exc
-        if not reply:
-            raise ContainerError(f"container {self.container_id[:12]}: the exec server closed without answering")
+            client.sendall(json.dumps(request).encode() + b"\n")
+            reply = _read_line(client)
+        except OSError as exc:
+            client.close()
+            raise ContainerError(f"container {name}: exec server unreachable ({exc})") from exc
+        if not reply.endswith(b"\n"):
+            client.close()
+            raise ContainerError(f"container {name}: the exec server closed without answering")
+        with self._lock:
+            self._idle.append(client)
         data = json.loads(reply)
+        if "error" in data:
+            raise ContainerError(f"container {name}: the exec server could not run the command: {data['error']}")
         return Outcome(data["exit_code"], data["output"], data["truncated"], data["timed_out"], data["seconds"])
+
+    def _connection(self) -> socket.socket:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            client.connect(str(self.socket_path))
+        except OSError:
+            client.close()
+            raise
+        return client
+
+    def close(self) -> None:
+        """Close the kept connections (the container itself stays; `remove` removes it)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for client in idle:
+            client.close()
+
+    def remove(self) -> None:
+        """Close the connections and remove the container (gone already is fine)."""
+        self.close()
+        remove(self.container_id, self.socket_path)
+
+
+def _read_line(client: socket.socket) -> bytes:
+    """One reply: JSON on one line (the server answers one request at a time, so nothing follows it); without
+    its line end when the server closed the connection first."""
+    chunks = []
+    while True:
+        chunk = client.recv(1 << 16)
+        chunks.append(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return b"".join(chunks)
 
 
 def _client() -> Any:
@@ -158,7 +271,7 @@ def start(
     try:
         container = _client().containers.run(
             image,
-            ["python3", f"{RUN_POINT}/server.py", f"{RUN_POINT}/{SOCKET}", json.dumps(limits_of(limits))],
+            ["python3", "-B", f"{RUN_POINT}/server.py", f"{RUN_POINT}/{SOCKET}", json.dumps(limits_of(limits))],
             detach=True,
             network_mode=None if network else "none",
             volumes={
@@ -178,10 +291,9 @@ def start(
             "is the engine running and the image built (agentenv docker base-image)?"
         ) from exc
     _wait(container.id, socket_path, ready_timeout)
-    return Container(container.id, socket_path, mount_point)
-
-
-SLOT_POINT = "/agentenv-slot"
+    mounts = (mount_point, LOGS_POINT, RUN_POINT, SLOT_POINT, *(binds or {}))  # an image committed from a warm
+    # container links the mount point into its slot, where the engine then mounts the tree
+    return Container(container.id, socket_path, mount_point, image, *layer_dirs(container.attrs), mounts)
 
 
 @dataclass
@@ -222,7 +334,7 @@ class Pool:
         limits = json.dumps(limits_of(self.limits))
         started = _client().containers.run(
             self.image,
-            ["python3", f"{RUN_POINT}/server.py", f"{RUN_POINT}/{SOCKET}", limits, SLOT_POINT, self.mount_point],
+            ["python3", "-B", f"{RUN_POINT}/server.py", f"{RUN_POINT}/{SOCKET}", limits, SLOT_POINT, self.mount_point],
             detach=True,
             network_mode=None if self.network else "none",
             mounts=[mount],
@@ -233,7 +345,9 @@ class Pool:
         )
         socket_path = layers.short_socket(run_dir / SOCKET)
         _wait(started.id, socket_path)
-        return Warm(Container(started.id, socket_path, self.mount_point), slot)
+        mounts = (SLOT_POINT, RUN_POINT, self.mount_point, LOGS_POINT)  # the last two: links into the slot
+        found = layer_dirs(started.attrs)
+        return Warm(Container(started.id, socket_path, self.mount_point, self.image, *found, mounts), slot)
 
     def fill(self) -> None:
         """Start containers until `size` wait idle."""
@@ -246,9 +360,10 @@ class Pool:
                 self.idle.append(warm)
 
     def _refill(self) -> None:
-        if self.filling is None or not self.filling.is_alive():
-            self.filling = threading.Thread(target=self.fill, name="workspace-pool", daemon=True)
-            self.filling.start()
+        with self.lock:
+            if self.filling is None or not self.filling.is_alive():
+                self.filling = threading.Thread(target=self.fill, name="workspace-pool", daemon=True)
+                self.filling.start()
 
     def claim(self, tree: Path, logs: Path) -> tuple[Container, Callable[[], None]]:
         """A started container showing `tree` at the mount point; and what gives it back (removes it)."""
@@ -261,7 +376,7 @@ class Pool:
         layers.bind_mount(logs, warm.slot / "logs")
 
         def release() -> None:
-            remove(warm.container.container_id, warm.container.socket_path)
+            warm.container.remove()
             layers.remove_tree(warm.slot)
 
         return warm.container, release
@@ -272,7 +387,7 @@ class Pool:
         with self.lock:
             idle, self.idle = self.idle, []
         for warm in idle:
-            remove(warm.container.container_id, warm.container.socket_path)
+            warm.container.remove()
             layers.remove_tree(warm.slot)
 
 
@@ -317,6 +432,151 @@ def _answers(socket_path: Path) -> bool:
     return True
 
 
+COMMIT_LABEL = "agentenv.workspace.commit"
+COMMIT_REPOSITORY = "agentenv-workspace-commit"
+
+
+def layer_dirs(attrs: dict[str, Any]) -> tuple[Path | None, tuple[Path, ...]]:
+    """A container's writable layer and the image's layers below it as host folders (from `docker inspect`);
+    (None, ()) unless this process can read them (a local engine on overlay2 or fuse-overlayfs, as root)."""
+    data = (attrs.get("GraphDriver") or {}).get("Data") or {}
+    upper = Path(data["UpperDir"]) if data.get("UpperDir") else None
+    if upper is None or not upper.is_dir() or not os.access(upper, os.R_OK | os.X_OK):
+        return None, ()
+    lower = tuple(Path(p) for p in str(data.get("LowerDir") or "").split(":") if p)
+    return upper, tuple(p for p in lower if p.is_dir())
+
+
+def _mount_related(path: str, mounts: tuple[str, ...]) -> bool:
+    """Whether a changed path is a mount point, below one, or a folder on the way to one (made by the engine)."""
+    return any(path == m or path.startswith(m + "/") or m.startswith(path + "/") for m in mounts)
+
+
+def _whited_out(name: str, info: os.stat_result) -> str | None:
+    """The name a whiteout entry deletes: overlayfs marks it with a 0/0 character device of that name,
+    fuse-overlayfs and aufs with a `.wh.NAME` file (`.wh..wh..opq` and `.wh..opq` mark opaque folders)."""
+    if name.startswith(".wh."):
+        return None if name.startswith(".wh..wh.") or name == ".wh..opq" else name[4:]
+    return name if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0 else None
+
+
+def _upper_entries(upper: Path, lower: tuple[Path, ...], mounts: tuple[str, ...]) -> list[str]:
+    """Each changed path of a writable layer outside the mounts, with its kind, size and modification time.
+
+    Left out, as no change to carry: a folder the image already has (it is in the layer because something
+    below it changed, which is listed, or because its times changed: a file made and deleted in /tmp), and a
+    whiteout of a name the image does not have (fuse-overlayfs leaves one where a new file was deleted)."""
+
+    def fail(error: OSError) -> None:
+        raise error
+
+    def in_image(path: str, folder: bool) -> bool:
+        for layer in lower:
+            try:
+                info = os.lstat(f"{layer}{path}")
+            except OSError:
+                continue
+            return stat.S_ISDIR(info.st_mode) or not folder
+        return False
+
+    found = []
+    top = str(upper)
+    for current, dirs, files in os.walk(top, onerror=fail):
+        inside = current[len(top) :]
+        dirs[:] = [d for d in dirs if f"{inside}/{d}" not in mounts]  # a mount point's own marks stay out
+        for name in dirs + files:
+            path = f"{inside}/{name}"
+            if _mount_related(path, mounts) or (name in dirs and in_image(path, True)):
+                continue
+            info = os.lstat(os.path.join(current, name))
+            deleted = None if name in dirs else _whited_out(name, info)
+            if deleted is not None and not in_image(f"{inside}/{deleted}", False):
+                continue
+            link = os.readlink(os.path.join(current, name)) if stat.S_ISLNK(info.st_mode) else ""
+            found.append(f"{path}\0{info.st_mode:o} {info.st_size} {info.st_mtime_ns} {info.st_rdev} {link}")
+    return found
+
+
+def outside_signature(running: Container) -> str | None:
+    """What `running` changed in its own file system (outside its mounts: installed packages, /usr/local, /tmp)
+    as a signature: None when nothing. Read from its writable layer when this host shows it (a walk of the few
+    changed entries); else from `docker diff` (which walks the whole file system on some drivers and tells no
+    content apart, so then every change counts as new)."""
+    if running.upper is not None:
+        try:
+            entries = _upper_entries(running.upper, running.lower, running.mounts)
+        except OSError:
+            entries = None
+        if entries is not None:
+            return hashlib.sha256("\n".join(sorted(entries)).encode()).hexdigest() if entries else None
+    changes = _client().api.diff(running.container_id) or []
+    if not [c for c in changes if not _mount_related(c["Path"], running.mounts)]:
+        return None
+    return uuid.uuid4().hex
+
+
+def commit(running: Container) -> str | None:
+    """The image a fork or a restore of `running`'s tree starts its container from: None when commands changed
+    nothing outside the mounts (the image `running` started from will do: the fast path), else a `docker commit`
+    of it, made once per distinct state. Commits carry the owner labels: this process's store removes them when
+    it closes, `prune` after a crash."""
+    signature = outside_signature(running)
+    if signature is None:
+        return None
+    if running.committed is not None and running.committed[0] == signature:
+        return running.committed[1]
+    from agentenv_docker.api import owner_labels
+
+    labels = {**owner_labels(), LABEL: "1", COMMIT_LABEL: "1"}
+    tag = hashlib.sha256(f"{running.image}\0{signature}".encode()).hexdigest()[:16]
+    changes = [f"LABEL {key}={json.dumps(value)}" for key, value in labels.items()]
+    try:
+        made = _client().api.commit(running.container_id, repository=COMMIT_REPOSITORY, tag=tag, changes=changes)
+    except Exception as exc:
+        raise ContainerError(
+            f"docker sandbox: cannot commit container {running.container_id[:12]} ({type(exc).__name__}: {exc})"
+        ) from exc
+    image = str(made["Id"])
+    _commits_of_store().append(image)
+    running.committed = (signature, image)
+    return image
+
+
+_commits: dict[int, list[str]] = {}
+
+
+def _commits_of_store() -> list[str]:
+    """The images this process's store committed, oldest first (removed, newest first, when it closes)."""
+    store = layers.store()
+    with _pools_lock:
+        found = _commits.get(id(store))
+        if found is None:
+            found = _commits[id(store)] = []
+            store.on_close.append(lambda: _forget(_commits.pop(id(store), [])))
+        return found
+
+
+def known_image(image: str) -> bool:
+    """Whether `image` is a commit of this process's store (what a workspace snapshot may name)."""
+    return image in _commits.get(id(layers.store()), [])
+
+
+def _forget(images: list[str]) -> None:
+    _remove_images(images)
+
+
+def _remove_images(images: list[str]) -> list[str]:
+    """Remove images, newest first (a commit of a container started from a commit sits on it); the removed."""
+    removed = []
+    for image in reversed(images):
+        try:
+            _client().images.remove(image, force=True)
+        except Exception:
+            continue
+        removed.append(image)
+    return removed
+
+
 def context_tag(context: Path) -> str:
     """The image tag of a build context: its content hash, so an unchanged Dockerfile is built once."""
     hasher = hashlib.sha256()
@@ -354,13 +614,17 @@ def remove(container_id: str, socket_path: Path | None = None) -> None:
 
 
 def prune() -> list[str]:
-    """Remove workspace containers whose owning process no longer runs; their ids."""
+    """Remove workspace containers, then committed images, whose owning process no longer runs; their ids
+    (images' start with `sha256:`)."""
     from agentenv_docker.api import live_owner
 
     layers.prune_links()
+    client = _client()
     removed = []
-    for container in _client().containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+    for container in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
         if live_owner(container.labels) is None:
             container.remove(force=True)
             removed.append(container.id)
-    return removed
+    images = client.images.list(all=True, filters={"label": f"{COMMIT_LABEL}=1"})
+    dead = sorted((i for i in images if live_owner(i.labels) is None), key=lambda i: str(i.attrs.get("Created")))
+    return removed + _remove_images([image.id for image in dead])

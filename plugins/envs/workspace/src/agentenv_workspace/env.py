@@ -11,7 +11,6 @@ not in another process.
 from __future__ import annotations
 
 import fnmatch
-import functools
 import hashlib
 import json
 import os
@@ -75,20 +74,31 @@ class WorkspaceSettings(BaseModel):
     )
     cpu_seconds: int = Field(300, ge=1, description="CPU seconds one command may use (RLIMIT_CPU).")
     memory_mb: int = Field(4096, ge=16, description="Address space of one command's processes, MiB (RLIMIT_AS).")
-    processes: int = Field(512, ge=1, description="Processes per user (RLIMIT_NPROC; Linux ignores it for root).")
+    processes: int = Field(
+        512,
+        ge=1,
+        description="Processes per user (RLIMIT_NPROC, which Linux does not apply to root); the process sandbox "
+        "also limits one command's tasks (processes and threads) to it with a pids cgroup where it can make one.",
+    )
     file_size_mb: int = Field(1024, ge=1, description="Largest file a command may write, MiB (RLIMIT_FSIZE).")
     exec_timeout: float = Field(600.0, gt=0, description="Longest a command may run, seconds; `exec` may ask less.")
     output_limit: int = Field(32_000, ge=256, description="Bytes of a command's output returned; the rest is cut.")
 
 
-def token_of(layer_ids: tuple[str, ...]) -> bytes:
-    return TOKEN_PREFIX + json.dumps(list(layer_ids)).encode()
+def token_of(layer_ids: tuple[str, ...], image: str = "") -> bytes:
+    """A snapshot's bytes: the tree's layers, and the committed image of its container when it has one."""
+    body: object = {"layers": list(layer_ids), "image": image} if image else list(layer_ids)
+    return TOKEN_PREFIX + json.dumps(body).encode()
 
 
-def layers_of(data: bytes) -> tuple[str, ...]:
+def state_of(data: bytes) -> tuple[tuple[str, ...], str]:
+    """The layers and the container image ("" for the configured one) a snapshot names."""
     if not data.startswith(TOKEN_PREFIX):
         raise ValueError("not a workspace snapshot (it was made by another env or another version)")
-    return tuple(json.loads(data[len(TOKEN_PREFIX) :]))
+    body = json.loads(data[len(TOKEN_PREFIX) :])
+    if isinstance(body, dict):
+        return tuple(body["layers"]), str(body["image"])
+    return tuple(body), ""
 
 
 class WorkspaceEnv(Env):
@@ -106,6 +116,10 @@ class WorkspaceEnv(Env):
 
     def __init__(self, settings: BaseModel | dict[str, Any] | None = None) -> None:
         self._layers: tuple[str, ...] = ()
+        self._image = ""
+        """Docker sandbox: the committed image the tree's container starts from ("" for the configured one)."""
+        self._started_from = ""
+        """What `_image` was when the running container started (its own changes are relative to it)."""
         self._live: layers.Live | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._container: container.Container | None = None
@@ -149,20 +163,36 @@ class WorkspaceEnv(Env):
 
     # ---- state: snapshot, restore, fork --------------------------------------------------------------
     def snapshot(self) -> bytes:
-        """Bytes naming the layers that hold the tree as it is (a layer commit when it changed)."""
-        if self._live is not None:
-            self._layers = layers.store().commit(self._live)
-        return token_of(self._layers)
+        """Bytes naming the layers that hold the tree as it is (a layer commit when it changed), and in the
+        Docker sandbox the image holding what commands changed outside the tree (a `docker commit`, only when
+        something did)."""
+        self._commit()
+        return token_of(self._layers, self._image)
+
+    def _commit(self) -> None:
+        if self._live is None:
+            return
+        changed = self._live.touched
+        self._layers = layers.store().commit(self._live)
+        if changed and self._container is not None:  # no command since the last snapshot: nothing to look at
+            committed = container.commit(self._container)
+            self._image = committed if committed is not None else self._started_from
 
     def restore(self, data: bytes) -> None:
-        """Back to a snapshot: the live tree is replaced by a fresh one over those layers, made on first use."""
-        wanted = layers_of(data)
+        """Back to a snapshot: the live tree is replaced by a fresh one over those layers, made on first use
+        (and its container, started from the snapshot's image, on the first command)."""
+        wanted, image = state_of(data)
         for layer_id in wanted:
             layers.store().layer(layer_id)  # KeyError naming the problem before anything changes
-        if self._live is not None and not self._live.touched and self._live.layers == wanted:
+        if image and not container.known_image(image):
+            raise KeyError(
+                f"workspace container image {image[:19]!r} is not a commit of this process's store; a workspace "
+                "snapshot can be restored only in the process that made it"
+            )
+        if self._live is not None and not self._live.touched and self._live.layers == wanted and self._image == image:
             return
         self._drop_live()
-        self._layers = wanted
+        self._layers, self._image = wanted, image
 
     def hold(self) -> None:
         """Nothing to hold: a restore of a workspace is already a fresh mount."""
@@ -182,7 +212,7 @@ class WorkspaceEnv(Env):
             if key not in own or key in ("clock", "_initial"):
                 own[key] = value
         clone.loaded = list(self.loaded)
-        clone._layers = layers_of(data)
+        clone._layers, clone._image = state_of(data)
         return clone
 
     def state_digest(self) -> str:
@@ -215,11 +245,12 @@ class WorkspaceEnv(Env):
                 store.layers.pop(layer_id, None)
                 raise
             self._loaded_layers[artifact.sha256] = layer_id
-        base = layers.store().commit(self._live) if self._live is not None else self._layers
+        self._commit()
+        base = self._layers
         self._drop_live()
         self._layers = (layer_id, *base) if store.overlay else self._flatten(layer_id, base)
         self.loaded.append(artifact)
-        self._initial = token_of(self._layers)
+        self._initial = token_of(self._layers, self._image)
 
     def _flatten(self, layer_id: str, below: tuple[str, ...]) -> tuple[str, ...]:
         """Copy mode keeps one layer per state: the new files over a copy of what was there."""
@@ -333,7 +364,8 @@ class WorkspaceEnv(Env):
             if self.settings.dockerfile:
                 base = Path(self.loaded[-1].source).parent if self.loaded else Path.cwd()
                 image = container.ensure_image((base / self.settings.dockerfile).resolve())
-            if self.settings.warm_pool and not binds:
+            self._started_from, image = self._image, self._image or image
+            if self.settings.warm_pool and not binds and not self._image:  # the pool holds the configured image
                 warm = container.pool(
                     image,
                     mount_point=self.settings.mount_point,
@@ -355,7 +387,7 @@ class WorkspaceEnv(Env):
                 binds={target: extra / target.strip("/") for target in binds},
             )
             running = self._container
-            live.before_removal.append(functools.partial(container.remove, running.container_id, running.socket_path))
+            live.before_removal.append(running.remove)
         return self._container
 
     # ---- tools -------------------------------------------------------------------------------------

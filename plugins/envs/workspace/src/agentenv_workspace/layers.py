@@ -133,6 +133,9 @@ def prune(root: Path | None = None) -> list[Path]:
         remove_tree(folder)
         removed.append(folder)
     prune_links()  # short links to the sockets of containers whose run folder just went
+    from agentenv_workspace.pids import prune as prune_groups
+
+    prune_groups()  # the process sandbox's command cgroups of dead processes
     return removed
 
 
@@ -186,6 +189,8 @@ class Store:
     """Run at close before the folder goes (the warm pool's idle containers are removed)."""
     _reaper: queue.Queue[Live | None] = field(default_factory=queue.Queue)
     _thread: threading.Thread | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    """Rollouts run in threads (a GRPO group graded in parallel): one reaper, whoever discards first."""
 
     @classmethod
     def open(cls) -> Store:
@@ -198,7 +203,7 @@ class Store:
         (folder / "layers").mkdir(parents=True, exist_ok=True)
         (folder / "live").mkdir(exist_ok=True)
         store = cls(folder, overlay_supported(folder))
-        from agentenv_workspace.sandbox import at_shutdown
+        from agentenv_workspace.shutdown import at_shutdown
 
         at_shutdown(store.close)  # before worker threads are joined: a waiting exec sees its container go
         return store
@@ -270,11 +275,12 @@ class Store:
 
     def discard(self, live: Live) -> None:
         """Unmount and delete a live tree in the background (unmounting can take tens of milliseconds)."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._reap, name="workspace-reaper", daemon=True)
-            self._thread.start()
-        self.alive.pop(id(live), None)
-        self._reaper.put(live)
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._reap, name="workspace-reaper", daemon=True)
+                self._thread.start()
+            self.alive.pop(id(live), None)
+            self._reaper.put(live)
 
     def _reap(self) -> None:
         while (live := self._reaper.get()) is not None:
@@ -284,10 +290,12 @@ class Store:
 
     def close(self) -> None:
         """Remove everything this process made (registered with atexit)."""
-        if self._thread is not None:
-            self._reaper.put(None)
-            self._thread.join()
-            self._thread = None
+        with self._lock:
+            reaper, self._thread = self._thread, None
+            if reaper is not None:
+                self._reaper.put(None)
+        if reaper is not None:
+            reaper.join()
         for live in list(self.alive.values()):
             for action in live.before_removal:
                 action()

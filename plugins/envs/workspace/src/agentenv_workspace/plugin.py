@@ -23,6 +23,9 @@ def agentenv_register_steps() -> list[Any]:
 def agentenv_register_cli_commands() -> list[Any]:
     from agentenv.contracts import CliCommand
 
+    cli = "agentenv_workspace.cli"
     return [
-        CliCommand("workspace", "Workspaces: import Harbor / SWE tasks, prune leftovers.", "agentenv_workspace.cli:app")
+        CliCommand("workspace", "Workspaces: import Harbor / SWE tasks, prune leftovers.", f"{cli}:app"),
+        CliCommand("task import harbor", "A Harbor task folder as a bundle.", f"{cli}:import_harbor"),
+        CliCommand("task import swe", "SWE-bench instances as a bundle.", f"{cli}:import_swe"),
     ]

@@ -1,8 +1,9 @@
 """Running a command in a workspace: the process sandbox.
 
 A command runs as `sh -c` with resource limits set in the child (CPU seconds, address space, file size, and
-the process count, which Linux enforces for non-root users only), in its own session so a timeout kills it and
-everything it spawned. With bubblewrap (`bwrap`) installed it also runs in fresh namespaces: the workspace is
+the process count, which Linux enforces for non-root users only; where pids cgroups can be made, a cgroup of
+its own limits its tasks for root too, see `pids`), in its own session so a timeout kills it and everything it
+spawned. With bubblewrap (`bwrap`) installed it also runs in fresh namespaces: the workspace is
 the only writable path (mounted at `/workspace`), the system's `/usr` is read-only, `/tmp` is private, and
 the network is off unless the workspace's settings allow it; nothing else of the host, the bundle's hidden
 tests included, can be reached by path. Without bubblewrap (`isolation = "none"`) the file tools still refuse
@@ -11,7 +12,6 @@ paths outside the workspace, but a command can read the host: use it only for tr
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import resource
@@ -25,6 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from agentenv_workspace import pids
+from agentenv_workspace.shutdown import at_shutdown
 
 MOUNT_POINT = "/workspace"
 LOGS_POINT = "/logs"
@@ -70,15 +73,6 @@ def kill_running() -> None:
             _kill(process)
 
 
-def at_shutdown(action: Callable[[], None]) -> None:
-    """Run `action` when the interpreter starts shutting down, before it joins worker threads: a tool call
-    blocked on a command in a worker thread would otherwise keep an interrupted run alive until it ends."""
-    register = getattr(threading, "_register_atexit", None)
-    if register is not None:
-        register(action)
-    atexit.register(action)
-
-
 at_shutdown(kill_running)
 
 
@@ -86,8 +80,11 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def _limit(limits: Limits) -> None:
-    """Runs in the child before exec: the rlimits (soft = hard, so the command cannot raise them)."""
+def _limit(limits: Limits, group: Path | None) -> None:
+    """Runs in the child before exec: into its pids cgroup, then the rlimits (soft = hard, so the command cannot
+    raise them)."""
+    if group is not None:
+        pids.join(group)
     for which, value in (
         (resource.RLIMIT_CPU, limits.cpu_seconds),
         (resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024),
@@ -163,17 +160,23 @@ def run(
     env = (
         None if isolated else {"PATH": SAFE_PATH, "HOME": str(tree), "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
     )
+    group = pids.command_group(limits.processes)
     started = time.perf_counter()
-    process = subprocess.Popen(
-        argv,
-        cwd=tree if isolated else tree / cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=env,
-        start_new_session=True,
-        preexec_fn=lambda: _limit(limits),
-    )
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=tree if isolated else tree / cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=lambda: _limit(limits, group),
+        )
+    except BaseException:
+        if group is not None:
+            pids.release(group)
+        raise
     timed_out = False
     with _running_lock:
         _running.add(process)
@@ -192,6 +195,8 @@ def run(
         restore()
         with _running_lock:
             _running.discard(process)
+        if group is not None:
+            pids.release(group)  # what the command left running ends with it
     truncated = len(raw) > output_limit
     text = raw[:output_limit].decode("utf-8", errors="replace")
     code = process.returncode if not timed_out else 124

@@ -113,11 +113,12 @@ class AccessMiddleware:
         if self.token is not None:
             given = _token_of(scope, headers)
             if given is None or not hmac.compare_digest(given.encode(), self.token.encode()):
+                why = "needs its token" if given is None else "refuses it: the token given was rejected"
                 await _refuse(
                     send,
                     401,
-                    "this explorer needs its token: send `Authorization: Bearer TOKEN` or open the URL "
-                    "`agentenv up` printed (with ?token=)",
+                    f"this explorer {why}; send `Authorization: Bearer TOKEN` or open the URL `agentenv up` printed "
+                    "(with ?token=)",
                 )
                 return
         await self.app(scope, receive, send)

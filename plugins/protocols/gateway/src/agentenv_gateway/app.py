@@ -126,7 +126,8 @@ class GatewayApp:
             return
         token_role = role_for(_authorization(headers) or None, self.gateway.by_token)
         if token_role is None or (token_role == ANONYMOUS and path != CARD_PATH):
-            await _send_json(send, 401, _unauthorized_body(path), {"www-authenticate": 'Bearer realm="agentenv"'})
+            body = _unauthorized_body(path, rejected=token_role is None)
+            await _send_json(send, 401, body, {"www-authenticate": 'Bearer realm="agentenv"'})
             return
         named = headers.get(ROLE_HEADER.lower().encode(), b"").decode("latin-1")
         try:
@@ -358,8 +359,14 @@ def _rest_error(status: int, code: str, message: str) -> Any:
     return _json_response(status, {"ok": False, "error": {"code": code, "message": message}})
 
 
-def _unauthorized_body(path: str) -> dict[str, Any]:
-    message = "missing or unknown bearer token: send Authorization: Bearer TOKEN for your role"
+def _unauthorized_body(path: str, *, rejected: bool) -> dict[str, Any]:
+    """A request without a token is told to send one; one whose token opens no role is told so (not "missing")."""
+    message = (
+        "the bearer token was rejected: it opens no role here; send Authorization: Bearer TOKEN with a token of "
+        "your role (the server's --token or --role-file names them)"
+        if rejected
+        else "missing bearer token: send Authorization: Bearer TOKEN for your role"
+    )
     return _error_body(path, -32001, "unauthorized", message)
 
 

@@ -167,6 +167,39 @@ def _read_settings(path: Path) -> dict[str, dict[str, Any]]:
 
 
 # ---- tools ---------------------------------------------------------------------------------------------
+def print_token_counts(listed: list[dict[str, Any]], only: list[str], as_json: bool) -> None:
+    """`agentenv tools --tokens`: the prompt tokens of the role's tools and of `only`, full and short."""
+    from agentenv_runtime import short_descriptions, tool_prompt_tokens
+
+    names = {t["name"] for t in listed}
+    unknown = sorted(set(only) - names)
+    if unknown:
+        fail(f"--only {', '.join(unknown)}: not tools of this role; choose from: {', '.join(sorted(names))}", code=2)
+    sets = [("all", listed)] + ([("only", [t for t in listed if t["name"] in set(only)])] if only else [])
+    rows = []
+    for label, chosen in sets:
+        for descriptions, tools in (("full", chosen), ("short", short_descriptions(chosen))):
+            count, method = tool_prompt_tokens(tools)
+            rows.append(
+                {
+                    "tools": label,
+                    "count": len(tools),
+                    "descriptions": descriptions,
+                    "tokens": count,
+                    "counted_with": method,
+                }
+            )
+    if as_json:
+        print_json(rows)
+        return
+    print_table(
+        ("TOOLS", "COUNT", "DESCRIPTIONS", "TOKENS", "COUNTED WITH"),
+        [(r["tools"], str(r["count"]), r["descriptions"], f"{r['tokens']:,}", r["counted_with"]) for r in rows],
+    )
+    if rows[0]["counted_with"] == "estimate":
+        print("(estimate: characters / 3.5; pip install 'agentenv-runtime[tokens]' counts with o200k_base)")
+
+
 @tools_app.command(
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "allow_interspersed_args": False},
 )
@@ -178,11 +211,22 @@ def tools(
         str | None, typer.Option(help="Bearer token (default: $AGENTENV_TOKEN).", envvar="AGENTENV_TOKEN")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="List tools as JSON.")] = False,
+    tokens: Annotated[
+        bool,
+        typer.Option(
+            "--tokens",
+            help="Count the prompt tokens of the role's tools (as OpenAI function tools), with full and short "
+            "descriptions, and of the --only ones.",
+        ),
+    ] = False,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="With --tokens: also count just these tools (repeat it).")
+    ] = None,
     timeout: Annotated[float, typer.Option(help="HTTP timeout in seconds.")] = 60.0,
 ) -> None:
     """List a served world's tools, or call TOOL with options generated from its input schema.
 
-    `agentenv tools --url URL TOOL --help` shows TOOL's options.
+    `agentenv tools --url URL TOOL --help` shows TOOL's options; `--tokens` counts what the tools cost a prompt.
     """
     from agentenv_gateway.tool_target import TargetError, ToolTarget
     from agentenv_gateway.toolcli import ArgError, parse_tool_args, tool_help
@@ -197,6 +241,9 @@ def tools(
             listed = {t["name"]: t for t in target.list_tools()}
         except TargetError as exc:
             fail(str(exc), code=2)
+            return
+        if tokens:
+            print_token_counts(list(listed.values()), only or [], as_json)
             return
         if tool is None:
             if as_json:

@@ -122,8 +122,8 @@ def _rules(gw: Gateway, role: str) -> dict[str, list[str]]:
 async def state(gw: Gateway, body: dict[str, Any], role: str) -> tuple[int, Any]:
     await call_method(gw, "access/get", {}, role)  # the control check
     servers = [
-        {"name": env.name, "tools": [_tool_view(spec.describe() | {"name": public})
-                                     for public, (owner, spec) in gw.world.tools.items() if owner is env]}
+        {"name": env.name, "tools": [_tool_view(gw.world.describe_tool(public))
+                                     for public, (owner, _) in gw.world.tools.items() if owner is env]}
         for env in gw.world.envs.values()
     ]
     roles = {name: _rules(gw, name) for name in gw.world.rbac.roles}

@@ -49,7 +49,7 @@ class ToolTarget:
         except httpx.HTTPError as exc:
             raise TargetError(f"--url {self.base}: cannot reach the env ({type(exc).__name__}: {exc})") from None
         if response.status_code == 401:
-            raise TargetError("the env needs a bearer token: pass --token TOKEN (or set AGENTENV_TOKEN)")
+            raise TargetError(self._unauthorized())
         if response.status_code != 200:
             raise TargetError(f"--url {self.base}: no Environment Card there (HTTP {response.status_code})")
         try:
@@ -59,6 +59,15 @@ class ToolTarget:
         if isinstance(card, dict):
             return card
         raise TargetError(f"--url {self.base}: the card is not a JSON object")
+
+    def _unauthorized(self) -> str:
+        """A 401 means no token was sent, or the one sent opens no role: say which."""
+        if self.token:
+            return (
+                f"{self.base} rejected the bearer token given (--token or AGENTENV_TOKEN): it opens no role there; "
+                "pass a token of a role the server was started with"
+            )
+        return "the env needs a bearer token: pass --token TOKEN (or set AGENTENV_TOKEN)"
 
     def _mcp_access(self) -> McpToolAccess:
         if self._mcp is None:
@@ -73,7 +82,7 @@ class ToolTarget:
                 raise TargetError(f"{self.mcp_url}: MCP tools/list failed ({type(exc).__name__}: {exc})") from None
         response = self.http.get(f"{self.rest}/tools")
         if response.status_code == 401:
-            raise TargetError("the env needs a bearer token: pass --token TOKEN (or set AGENTENV_TOKEN)")
+            raise TargetError(self._unauthorized())
         if response.status_code != 200:
             raise TargetError(f"{self.rest}/tools: HTTP {response.status_code}: {response.text[:300]}")
         tools: list[dict[str, Any]] = response.json().get("tools") or []

@@ -179,7 +179,7 @@ class SessionPool:
         return self.bases[seed]
 
     def encode_reset(self, payload: dict[str, Any]) -> str:
-        """The reset reply as JSON text. Its observation lists the role's tools with their schemas (47 tools,
+        """The reset reply as JSON text. Its observation lists the role's tools with their schemas (50 tools,
         30 KB for support-refund): encoding them took 0.5 ms, more than the reset itself, so each start's list is
         encoded once and spliced in."""
         observation = dict(payload["observation"])

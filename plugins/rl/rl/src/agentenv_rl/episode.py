@@ -36,6 +36,7 @@ from agentenv_runtime import (
     WorldCheckpoint,
     new_run_id,
     score_of,
+    short_descriptions,
 )
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -203,7 +204,7 @@ class Template:
                 )
             tools = [t for t in tools if t["name"] in self.offered]
         if self.short_descriptions:
-            tools = [{**t, "description": first_sentence(str(t.get("description") or ""))} for t in tools]
+            tools = short_descriptions(tools)
         return tools
 
     async def agrade(self, ctx: RunContext, answer: str, user: str) -> tuple[float | None, dict[str, Any]]:
@@ -259,10 +260,27 @@ class Episode:
         self._session: Any = None
         self._last_user = start.prompt
         """What the user said last: the prompt, or the simulated user's latest reply."""
+        self._opening = start.prompt
 
     @property
     def role(self) -> str:
         return self.template.role
+
+    @property
+    def has_user(self) -> bool:
+        """Whether the task has a simulated user (prompt_agent's `simulated_user`): the agent's text goes to it
+        with `say`, and the user's stop ends the episode."""
+        return self.template.user_step is not None
+
+    def system_prompt(self) -> str | None:
+        """The agent's system prompt (deploy_agent's `system_prompt`), which a run gives the agent; None if unset."""
+        value = self.template.split.agent.fields.get("system_prompt")
+        return str(value) if value else None
+
+    def opening(self) -> str:
+        """The first user message of this episode: the task's prompt, or with a simulated user the user's opening
+        of this conversation (known after `reset()`; the prompt is then the user's scenario, never shown)."""
+        return self._opening
 
     def tools(self) -> list[dict[str, Any]]:
         """The tools this episode offers (MCP-style: name, description, inputSchema); known before `reset()`."""
@@ -296,6 +314,7 @@ class Episode:
                 )
             self._session = source.session()  # type: ignore[union-attr]
             self._last_user = str(self._run(self._session.opening()))
+        self._opening = self._last_user
         observation = {"type": "prompt", "prompt": self._last_user, "tools": start.tools}
         return observation, {"episode_id": self.episode_id, "seed": self.seed, "task": self.template.task.name}
 
@@ -486,13 +505,6 @@ class Episode:
         """Tear down what the task's setup started (the episode that made the template owns it)."""
         if self.owner:
             self.template.close()
-
-
-def first_sentence(text: str) -> str:
-    """The first sentence of a description (up to its first '. ' or line break), for shorter training prompts."""
-    text = " ".join(text.split("\n", 1)[0].split())
-    head, dot, _ = text.partition(". ")
-    return head + "." if dot else text
 
 
 def make(

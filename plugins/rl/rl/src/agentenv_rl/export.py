@@ -8,12 +8,16 @@ events are not the agent's actions; they are counted in the metadata, not turned
 Rows are produced one run at a time (`rows()` is a generator): the run ids come from the object store's listing
 of trajectories, and each run's record and trajectory are read only when its row is written, so memory stays
 the same for 100 or 100,000 runs (beyond the list of ids). Parquet is written in row groups of `BATCH` rows.
+What is left out, and why, is collected in a `Report` for the command to say: a finished run that deployed no
+world (it has no trajectory; the store finds those by their `trajectory_digest` of null) and a trajectory whose
+run record is gone.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -106,11 +110,42 @@ def row_of(records: Records, run_id: str) -> dict[str, Any] | None:
     }
 
 
-def rows(records: Records, wanted: list[str] | None = None, task: str | None = None) -> Iterator[dict[str, Any]]:
+NO_WORLD = "it deployed no world, so it has no trajectory (--runs {run} exports it with no messages)"
+NO_RECORD = "its trajectory is stored but its run record is not (deleted, or written by a run that was killed)"
+
+
+@dataclass
+class Report:
+    """What an export left out (reason → run ids) and notes on rows it wrote, for the command to print."""
+
+    left_out: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self, most: int = 5) -> list[str]:
+        """One line per reason: at most `most` run ids each, then how many more."""
+        out = []
+        for reason, runs in self.left_out.items():
+            shown = ", ".join(runs[:most]) + (f" and {len(runs) - most} more" if len(runs) > most else "")
+            out.append(f"  {shown}: {reason.format(run=runs[0])}")
+        return out + [f"  {note}" for note in self.notes]
+
+
+def rows(
+    records: Records, wanted: list[str] | None = None, task: str | None = None, report: Report | None = None
+) -> Iterator[dict[str, Any]]:
+    report = report if report is not None else Report()
     for run_id in run_ids(records, wanted):
         row = row_of(records, run_id)
-        if row is not None and (task is None or row["task"] == task):
+        if row is None:
+            report.left_out.setdefault(NO_RECORD, []).append(run_id)
+        elif task is None or row["task"] == task:
+            if wanted and not row["messages"] and row["trajectory_digest"] is None:
+                report.notes.append(f"{run_id} has no trajectory: its row has no messages")
             yield row
+    if not wanted:  # finished runs without a world are not in the listing of trajectories
+        where = {"trajectory_digest": None, **({"task": task} if task else {})}
+        for record in records.documents.query(RUNS, where):
+            report.left_out.setdefault(NO_WORLD, []).append(str(record.get("id")))
 
 
 def write_jsonl(found: Iterable[dict[str, Any]], out: IO[str]) -> int:

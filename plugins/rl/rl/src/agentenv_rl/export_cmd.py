@@ -29,11 +29,12 @@ def export(
     from agentenv.config import load_config
     from agentenv_runtime import Records
 
-    from agentenv_rl.export import rows, write_jsonl, write_parquet
+    from agentenv_rl.export import Report, rows, write_jsonl, write_parquet
 
+    report = Report()
     try:
         records = Records(load_config(), get_host())
-        found = rows(records, runs, task)
+        found = rows(records, runs, task, report)
         if format is Format.parquet:
             if output is None:
                 fail("--format parquet writes a file: give --output PATH.parquet", 2)
@@ -51,4 +52,6 @@ def export(
     except LookupError as exc:
         fail(f"{exc}; see `agentenv runs list`", 2)
         return
-    print(f"exported {count} runs" + (f" to {output}" if output else ""), file=sys.stderr)
+    left = sum(len(ids) for ids in report.left_out.values())
+    head = f"exported {count} runs" + (f" to {output}" if output else "") + (f"; left out {left}:" if left else "")
+    print("\n".join([head, *report.lines()]), file=sys.stderr)

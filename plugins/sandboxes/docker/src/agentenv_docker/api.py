@@ -6,11 +6,13 @@ agentenv-gcp do, for their image stores' pushes and pulls).
 
 from agentenv_docker.archives import archive_digest, content_tag, engine, pull_archive, push_archive
 from agentenv_docker.base_image import ensure_base_image
-from agentenv_docker.images import ensure_world_image
-from agentenv_docker.owner import live_owner, owner_labels
+from agentenv_docker.images import ImageBuildError, build_image, ensure_world_image
+from agentenv_docker.owner import live_owner, owner_labels, sandbox_labels
 
 __all__ = [
+    "ImageBuildError",
     "archive_digest",
+    "build_image",
     "content_tag",
     "engine",
     "ensure_base_image",
@@ -19,4 +21,5 @@ __all__ = [
     "owner_labels",
     "pull_archive",
     "push_archive",
+    "sandbox_labels",
 ]

@@ -14,6 +14,8 @@ import socket
 
 from agentenv_sandbox_local.api import process_alive, start_time
 
+from agentenv_docker.settings import MANAGED, SANDBOX
+
 OWNER_HOST = "agentenv.owner.host"
 OWNER_PID = "agentenv.owner.pid"
 OWNER_STARTED = "agentenv.owner.started"
@@ -27,6 +29,12 @@ def owner_labels() -> dict[str, str]:
     if started is not None:
         labels[OWNER_STARTED] = str(started)
     return labels
+
+
+def sandbox_labels(name: str) -> dict[str, str]:
+    """The labels that make `name` one of this plugin's sandboxes (a container and the network of it): managed,
+    named, owned by this process. `prune` then finds them, and removes them once this process is gone."""
+    return {MANAGED: "true", SANDBOX: name, **owner_labels()}
 
 
 def live_owner(labels: dict[str, str]) -> str | None:

@@ -12,7 +12,9 @@ What the provider honours and what it refuses (`SpecRefused`, naming the field):
 - `mode="vm"`: refused (containers only).
 - `network`: `allow_all` is a private bridge network with egress; an `allowlist` with no hosts is an
   `internal` network (no route out), which docker enforces; a non-empty allowlist is refused, because
-  docker has no per-host egress filter and a sandbox must not look safer than it is.
+  docker has no per-host egress filter and a sandbox must not look safer than it is. `loopback` is
+  `network_mode="none"` (the container's own loopback, nothing else); `none` is refused (docker always gives
+  a container a loopback). A sandbox without network access publishes no `ports`.
 - `disk_mb`: passed as the storage-driver `size` option when the engine's driver can limit it
   (overlay2 on xfs, btrfs, zfs, devicemapper); refused otherwise (e.g. fuse-overlayfs, vfs).
 - `cpu` → NanoCpus, `memory_mb` → memory limit, `ports` → published on 127.0.0.1 at a random host port.
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentenv.contracts import Sandbox, SandboxProvider, SandboxSpec, SpecRefused
 
-from agentenv_docker.owner import live_owner, owner_labels
+from agentenv_docker.owner import live_owner, sandbox_labels
 from agentenv_docker.sandbox import DockerSandbox
 from agentenv_docker.settings import DEADLINE, MANAGED, SANDBOX, DockerSettings, build_command, is_local_base
 
@@ -110,11 +112,16 @@ class DockerProvider(SandboxProvider):
         storage_opt = self._check(spec)
         image = self._image(spec.image)
         name = f"agentenv-{secrets.token_hex(6)}"
-        labels = {**spec.labels, MANAGED: "true", SANDBOX: name, **owner_labels()}
+        labels = {**spec.labels, **sandbox_labels(name)}
         if spec.ttl_seconds is not None:
             labels[DEADLINE] = str(int(time.time()) + spec.ttl_seconds)
-        internal = spec.network.mode == "allowlist"
-        network = self.client.networks.create(name, driver="bridge", internal=internal, labels=labels)
+        network_options: dict[str, str]
+        if spec.network.mode == "loopback":  # no network but the container's own loopback
+            network_options = {"network_mode": "none"}
+        else:
+            internal = spec.network.mode == "allowlist"
+            network = self.client.networks.create(name, driver="bridge", internal=internal, labels=labels)
+            network_options = {"network": network.name}
         command: list[str] | None = spec.command
         if command is None and not image_command:
             # With a ttl the default command ends at the deadline, so the container stops on its own
@@ -126,7 +133,7 @@ class DockerProvider(SandboxProvider):
             "detach": True,
             "labels": labels,
             "environment": dict(spec.env),
-            "network": network.name,
+            **network_options,
             "working_dir": self.settings.workdir,
             "init": True,  # PID 1 reaps zombies and forwards signals, so `sleep infinity` stops at once
             "stop_signal": "SIGTERM",
@@ -164,10 +171,15 @@ class DockerProvider(SandboxProvider):
                 f"({', '.join(spec.network.allow)}); use mode 'allow_all', or an allowlist with no hosts "
                 "for a sandbox without network access"
             )
-        if spec.network.mode == "allowlist" and spec.ports:
+        if spec.network.mode == "none":
             raise SpecRefused(
-                "network: a sandbox without network access (empty allowlist) cannot publish `ports`; "
-                "docker does not route published ports into an internal network"
+                "network: mode 'none' (not even a loopback) cannot be had: docker gives every container its own "
+                "loopback; use mode 'loopback' (nothing outside the container, in or out)"
+            )
+        if spec.network.mode in ("allowlist", "loopback") and spec.ports:
+            raise SpecRefused(
+                f"network: a sandbox without network access (mode {spec.network.mode!r}) cannot publish `ports`; "
+                "docker does not route published ports into it"
             )
         if spec.disk_mb is None:
             return {}

@@ -13,6 +13,8 @@ Mapping of the contract onto E2B:
 - `status` → `Sandbox.get_info` (running / paused → stopped / gone → missing, or stopped when its
   timeout has passed); `teardown` → `Sandbox.kill`; `list(labels)` → `Sandbox.list(query=metadata)`.
 - `network` allowlists are enforced by E2B's egress firewall: `allow_out=<hosts>`, `deny_out=0.0.0.0/0`.
+  `loopback` is `deny_out=0.0.0.0/0` with `allow_public_traffic=False` (its URLs need the sandbox's access
+  token) and no `ports`; `none` is refused (a sandbox always has its own loopback).
 - `cpu`, `memory_mb` and `disk_mb` are fixed per E2B template, so a spec setting them is refused.
 
 Modes: E2B sandboxes are VMs, so `vm` specs are honoured. `container` specs are honoured too: a microVM
@@ -228,6 +230,16 @@ class E2BProvider(SandboxProvider):
                     f"network.allow={bad!r}: E2B's egress allowlist takes IP addresses, CIDR blocks, host names "
                     "and '*.domain' wildcards only (no schemes, ports or paths)"
                 )
+        if spec.network.mode == "none":
+            reasons.append(
+                "network.mode='none': an E2B sandbox always has its own loopback; use 'loopback' (no egress, "
+                "its URLs closed to the public)"
+            )
+        if spec.network.mode == "loopback" and spec.ports:
+            reasons.append(
+                f"ports={spec.ports!r}: with network.mode='loopback' nothing outside the sandbox reaches its ports; "
+                "drop `ports` or allow the network"
+            )
         if spec.ttl_seconds is not None and spec.ttl_seconds <= 0:
             reasons.append(f"ttl_seconds={spec.ttl_seconds!r}: must be a positive number of seconds")
         return reasons
@@ -244,6 +256,8 @@ class E2BProvider(SandboxProvider):
         network: dict[str, Any] | None = None
         if spec.network.mode == "allowlist":  # allow entries win over deny entries in E2B's firewall
             network = {"allow_out": list(spec.network.allow), "deny_out": ["0.0.0.0/0"]}
+        elif spec.network.mode == "loopback":  # no egress, and its URLs answer only authenticated requests
+            network = {"deny_out": ["0.0.0.0/0"], "allow_public_traffic": False}
         metadata = {**spec.labels, MANAGED: "true"}
         started = time.time()
         try:

@@ -23,7 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, Literal
 
@@ -162,17 +162,24 @@ class InlineSandbox(Sandbox):
     def _environ(self) -> dict[str, str]:
         return {**os.environ, "HOME": str(self.workdir), **self.spec.env}
 
+    def _confined(self, command: list[str]) -> tuple[list[str], Callable[[], None] | None]:
+        """The argv that runs `command` as the spec asks, and what the child does before it execs (`inline`
+        enforces nothing: the command as given)."""
+        return command, None
+
     def _spawn(self, command: list[str], stdout: int | IO[bytes], stderr: int | IO[bytes]) -> subprocess.Popen[bytes]:
         if not command or not all(isinstance(part, str) for part in command):
             raise ValueError(f"command must be a non-empty list of strings, got {command!r}")
+        argv, before_exec = self._confined(command)
         return subprocess.Popen(
-            command,
+            argv,
             cwd=self.workdir,
             env=self._environ(),
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,
             start_new_session=True,  # own session and process group: pgid == pid
+            preexec_fn=before_exec,
         )
 
     def _path(self, path: str) -> Path:
@@ -191,8 +198,12 @@ class InlineSandbox(Sandbox):
     # -- the Sandbox contract ---------------------------------------------------------------------
 
     def exec(self, command: list[str], *, timeout: float | None = None) -> ExecResult:
-        """Run `command` to completion in the work folder; on timeout kill its whole group (exit 124)."""
+        """Run `command` to completion in the work folder; on timeout kill its whole group (exit 124). A sandbox
+        with a time to live gives no command longer than what is left of it."""
         self._require_running()
+        if self.deadline is not None:
+            left = max(self.deadline - time.time(), 0.001)
+            timeout = left if timeout is None else min(timeout, left)
         try:
             proc = self._spawn(command, subprocess.PIPE, subprocess.PIPE)
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
@@ -324,7 +335,8 @@ class InlineProvider(SandboxProvider[InlineSettings]):
         if spec.network.mode != "allow_all":
             reasons.append(
                 f"network.mode={spec.network.mode!r}: {self.name} cannot restrict the network of host processes; "
-                "use network.mode='allow_all' or a provider that enforces allowlists"
+                "use network.mode='allow_all', the process provider (loopback, none) or one that enforces "
+                "allowlists"
             )
         if not self.settings.ignore_limits:
             for field in ("cpu", "memory_mb", "disk_mb"):

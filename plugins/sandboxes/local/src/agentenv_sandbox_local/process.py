@@ -1,7 +1,8 @@
 """The `process` sandbox provider: the spec's command as a local subprocess, its ports on free loopback ports.
 
-A `process` sandbox is an `inline` sandbox (same work folder, process groups, state files, refusals — and
-the same lack of isolation) whose `spec.command` is its main process, with the ports remapped: each port
+A `process` sandbox is an `inline` sandbox (same work folder, process groups, state files — and the same lack
+of file isolation) whose `spec.command` is its main process, whose commands run under the spec's network mode
+(`loopback`, `none`) and cpu and memory limits (`confine`), with the ports remapped: each port
 of `spec.ports` gets a free loopback port chosen here, so two sandboxes asking for port 8000 never
 collide. The command learns its ports through
 
@@ -15,11 +16,13 @@ from __future__ import annotations
 
 import socket
 import subprocess
+from collections.abc import Callable
 from typing import Any, Literal
 
-from agentenv.contracts import SandboxSpec
+from agentenv.contracts import NetworkPolicy, SandboxSpec
 from pydantic import Field
 
+from agentenv_sandbox_local.confine import cpu_problem, limits, network_prefix, network_problem
 from agentenv_sandbox_local.inline import InlineProvider, InlineSandbox, InlineSettings, _write_json
 from agentenv_sandbox_local.procs import process_alive
 
@@ -72,6 +75,11 @@ class ProcessSandbox(InlineSandbox):
 
     def start(self, command: list[str]) -> int:
         return super().start(self.expand(command))
+
+    def _confined(self, command: list[str]) -> tuple[list[str], Callable[[], None] | None]:
+        """The spec's network mode as a namespace around the command, its cpu and memory as child limits."""
+        spec = self.spec
+        return [*network_prefix(spec.network.mode), *command], limits(spec.cpu, spec.memory_mb)
 
     def _launch(self, command: list[str]) -> int:
         pid = self.start(command)
@@ -130,15 +138,33 @@ class ProcessSandbox(InlineSandbox):
 
 
 class ProcessProvider(InlineProvider):
-    """The spec's command as a subprocess on this host, ports mapped to free loopback ports. Not isolation."""
+    """The spec's command as a subprocess on this host, ports mapped to free loopback ports. Not isolation of
+    files; the network (`loopback`, `none`) and cpu and memory limits are enforced (see `confine`)."""
 
     name = "process"
     description = (
-        "The spec's command as a local subprocess in a work folder, its ports mapped to free loopback ports "
-        "(not isolation)."
+        "The spec's command as a local subprocess in a work folder, its ports mapped to free loopback ports; "
+        "network loopback/none, whole-CPU and memory limits enforced (files are not isolated)."
     )
     Settings = ProcessSettings
     sandbox_class = ProcessSandbox
+
+    def refusals(self, spec: SandboxSpec) -> list[str]:
+        """As `inline`, except what this provider enforces: cpu, memory_mb and the `loopback`/`none` network."""
+        kept = spec.model_copy(update={"cpu": None, "memory_mb": None, "network": NetworkPolicy()})
+        reasons = super().refusals(kept)
+        if spec.cpu is not None and (problem := cpu_problem(spec.cpu)):
+            reasons.append(problem)
+        if spec.memory_mb is not None and spec.memory_mb <= 0:
+            reasons.append(f"memory_mb={spec.memory_mb!r}: give a positive number of megabytes")
+        if problem := network_problem(spec.network.mode):
+            reasons.append(problem)
+        if spec.network.mode in ("loopback", "none") and spec.ports:
+            reasons.append(
+                f"ports={spec.ports!r}: with network.mode={spec.network.mode!r} nothing outside the sandbox reaches "
+                "its ports; drop `ports` or allow the network"
+            )
+        return reasons
 
     def _extra_state(self, spec: SandboxSpec) -> dict[str, Any]:
         ports: dict[str, int] = {}

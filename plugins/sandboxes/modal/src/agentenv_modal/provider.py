@@ -18,7 +18,8 @@ How the spec maps onto `modal.Sandbox.create`:
 - `ttl_seconds`: `timeout`; a spec without one gets `default_ttl_seconds` (Modal requires a lifetime).
 - `network`: `allowlist` becomes `outbound_cidr_allowlist` (IP addresses and CIDRs) plus
   `outbound_domain_allowlist` (host names, `*.` wildcards); an empty allowlist blocks all egress while keeping
-  tunnels. Entries Modal cannot enforce (ports, URLs, paths) are refused.
+  tunnels. Entries Modal cannot enforce (ports, URLs, paths) are refused. `loopback` is `block_network=True`
+  (no network outside the sandbox, no tunnels, so no `ports`); `none` is refused.
 - `labels`: Modal sandbox tags, so `list(labels)` is `modal.Sandbox.list(app_id=…, tags=labels)`; the provider
   adds the reserved tag `agentenv.provider` so `modal` and `modal-vm` list only their own sandboxes.
 
@@ -303,6 +304,16 @@ class ModalProvider(SandboxProvider):
                     f"network.allow={bad!r}: Modal enforces IP addresses, CIDRs and host names (`*.` wildcards) "
                     "only, not ports, URLs or paths; list bare hosts"
                 )
+        if spec.network.mode == "none":
+            reasons.append(
+                "network.mode='none': Modal has no setting that removes a sandbox's own loopback; use 'loopback' "
+                "(block_network: no network outside the sandbox)"
+            )
+        if spec.network.mode == "loopback" and spec.ports:
+            reasons.append(
+                f"ports={spec.ports!r}: Modal opens no tunnel to a sandbox whose network is blocked "
+                "(network.mode='loopback'); drop `ports` or allow the network"
+            )
         if PROVIDER_TAG in spec.labels:
             reasons.append(f"labels[{PROVIDER_TAG!r}]: this label is reserved by agentenv-modal; rename it")
         for key, value in spec.env.items():
@@ -352,6 +363,8 @@ class ModalProvider(SandboxProvider):
             kwargs["outbound_cidr_allowlist"] = cidrs
             if domains:
                 kwargs["outbound_domain_allowlist"] = domains
+        elif spec.network.mode == "loopback":
+            kwargs["block_network"] = True
         if spec.ports:
             key = "unencrypted_ports" if self.settings.tunnels == "unencrypted" else "encrypted_ports"
             kwargs[key] = list(spec.ports)

@@ -6,7 +6,9 @@ A spec is one of:
 - `ENV=PATH`        an artifact file (relative paths are relative to the bundle or the task file);
 - `store:KEY`       an artifact JSON in the object store (e.g. written by `snapshot_env`); its `env` field
                     says which env loads it;
-- `ENV=store:KEY`   the same, for ENV explicitly.
+- `ENV=store:KEY`   the same, for ENV explicitly;
+- `step:ID[/NAME]`  the artifacts an earlier step produced (snapshot_env's, or stored files that are artifacts),
+                    or the one named NAME; `ENV=step:…` loads them into ENV.
 
 Reading and hashing an artifact is the slow part of deploying a world, so files are cached by
 (path, mtime, size) and stored objects by the hash of their bytes.
@@ -25,6 +27,8 @@ from typing import Any
 from agentenv.contracts import StepContext, StepFailed
 from agentenv_runtime import Artifact, ArtifactError, Env
 
+from agentenv_steps._produced import STEP_PREFIX, choose, fetch, produced, split_step_ref
+
 STORE_PREFIX = "store:"
 _CACHE_SIZE = 32
 _files: OrderedDict[tuple[str, int, int], Artifact] = OrderedDict()
@@ -38,8 +42,9 @@ class Spec:
     env: str | None
     """The env named before `=`, or None."""
     value: str
-    """NAME, PATH, or the object key (without `store:`)."""
+    """NAME, PATH, the object key (without `store:`) or the step reference (without `step:`)."""
     stored: bool
+    from_step: bool = False
 
 
 def parse_spec(text: str) -> Spec:
@@ -49,18 +54,31 @@ def parse_spec(text: str) -> Spec:
         raise ValueError("an artifact spec is empty; write NAME, ENV=NAME_OR_PATH or store:KEY")
     env: str | None = None
     rest = text
-    if not text.startswith(STORE_PREFIX):  # `store:a=b` is a key with '=' in it, not ENV=...
+    if not text.startswith((STORE_PREFIX, STEP_PREFIX)):  # `store:a=b` is a key with '=' in it, not ENV=...
         before, sep, after = text.partition("=")
         if sep:
             env, rest = before.strip(), after.strip()
             if not env:
                 raise ValueError(f"{text!r}: nothing before '='; write ENV=NAME_OR_PATH (e.g. slack=acme)")
-    stored = rest.startswith(STORE_PREFIX)
-    value = rest[len(STORE_PREFIX) :].strip() if stored else rest
+    stored, from_step = rest.startswith(STORE_PREFIX), rest.startswith(STEP_PREFIX)
+    value = rest[len(STORE_PREFIX if stored else STEP_PREFIX) :].strip() if stored or from_step else rest
     if not value:
-        what = "an object key after 'store:'" if stored else "an artifact name or path after '='"
+        what = (
+            "an object key after 'store:'"
+            if stored
+            else "a step id after 'step:'"
+            if from_step
+            else "an artifact name or path after '='"
+        )
         raise ValueError(f"{text!r}: give {what}")
-    return Spec(text, env, value, stored)
+    return Spec(text, env, value, stored, from_step)
+
+
+def parse_spec_or_none(text: str) -> Spec | None:
+    try:
+        return parse_spec(text)
+    except ValueError:
+        return None
 
 
 def spec_problems(field: str, specs: list[str], envs: list[str] | None = None) -> list[tuple[str, str]]:
@@ -125,6 +143,10 @@ def read_stored(objects: Any, key: str) -> Artifact:
             f"no object {key!r} in the object store; write it first (a snapshot_env step "
             f"saves artifacts/<name>/<env>.json) or fix the key"
         ) from None
+    return parse_stored(raw, key)
+
+
+def parse_stored(raw: bytes, key: str) -> Artifact:
     digest = hashlib.sha256(raw).hexdigest()
     found = _objects.get(digest)
     if found is not None:
@@ -142,15 +164,23 @@ def resolve(spec_text: str, env_classes: Mapping[str, type[Env]], ctx: StepConte
     if spec.env is not None and spec.env not in env_classes:
         raise StepFailed(f"{spec.text!r}: the world has no env {spec.env!r} (envs: {', '.join(env_classes)})")
     try:
-        if spec.stored:
-            artifact = read_stored(ctx.objects, spec.value)
-            target = spec.env or artifact.env
-            if target not in env_classes:
-                raise StepFailed(
-                    f"{spec.text!r}: the stored artifact is for env {artifact.env!r}, which this world "
-                    f"does not have (envs: {', '.join(env_classes)})"
-                )
-            return [(target, artifact)]
+        if spec.stored or spec.from_step:
+            if spec.stored:
+                found = [read_stored(ctx.objects, spec.value)]
+            else:
+                step_id, name = split_step_ref(spec.value)
+                items = choose(produced(ctx, step_id, "artifacts"), step_id, name, "artifacts")
+                found = [parse_stored(fetch(ctx, item, "artifacts"), item.key) for item in items]
+            pairs = []
+            for artifact in found:
+                target = spec.env or artifact.env
+                if target not in env_classes:
+                    raise StepFailed(
+                        f"{spec.text!r}: the stored artifact is for env {artifact.env!r}, which this world "
+                        f"does not have (envs: {', '.join(env_classes)})"
+                    )
+                pairs.append((target, artifact))
+            return pairs
         if spec.env is not None:
             cls = env_classes[spec.env]
             shipped = packaged(cls)

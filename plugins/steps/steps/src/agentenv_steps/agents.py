@@ -14,15 +14,17 @@ from typing import Any, Literal
 
 from agentenv.config import ConfigError
 from agentenv.contracts import AgentKind, StepContext, StepFailed, ToolAccess, kinds
-from agentenv_runtime import World
+from agentenv_runtime import World, agent_for_role
 from pydantic import Field, ValidationError
 
 from agentenv_steps._common import CoreStep, StepSettings, deployed_world, missing_step, validation_message
+from agentenv_steps.agent_sandbox import AgentSandboxSettings, env_var_problems, make_agent_sandbox
 from agentenv_steps.reactions import AgentReactions
 
 POLICY_SUFFIXES = (".toml", ".json")
 MODEL_FIELDS = ("base_url", "api_key", "model", "api")
-"""Settings an agent kind may take from the config's `[agents.<kind>]` table, else its `[model]` table."""
+"""Settings an agent kind may take from the config's `[agents.<kind>]` table, else its `[model]` table. Every other
+setting of the kind that the step leaves out may come from `[agents.<kind>]` alone (`sandbox`: see harness_sandbox)."""
 
 
 @dataclass
@@ -57,6 +59,15 @@ class DeployAgentSettings(StepSettings):
     role: str = Field("default", min_length=1, description="The role whose tools the agent sees and calls.")
     system_prompt: str | None = Field(None, description="System prompt, for kinds that take one.")
     model: str | None = Field(None, description="Model name, for kinds that take one (`--model` overrides it).")
+    sandbox: AgentSandboxSettings | None = Field(
+        None,
+        description="The agent's sandbox: {provider, image, cpu, memory_mb, disk_mb, ttl_seconds, network}, "
+        "made by the first provider that can enforce it; install_agent installs into it.",
+    )
+    env_vars: dict[str, str] = Field(
+        default_factory=dict,
+        description="The environment of the agent's sandbox; `env:NAME` and `secret:KEY` values are resolved.",
+    )
 
 
 class DeployAgent(CoreStep[DeployAgentSettings]):
@@ -66,7 +77,9 @@ class DeployAgent(CoreStep[DeployAgentSettings]):
     creates_resources = True
 
     def check(self, settings: DeployAgentSettings, step_ids: list[str]) -> list[tuple[str, str]]:
-        return missing_step("env", settings.env, step_ids, "deploy_env")
+        return missing_step("env", settings.env, step_ids, "deploy_env") + env_var_problems(
+            settings.env_vars, settings.sandbox
+        )
 
     def needs_model(self, settings: DeployAgentSettings) -> tuple[str, str] | None:
         if settings.kind == "llm" and not (settings.model or settings.settings.get("model")):
@@ -87,35 +100,59 @@ class DeployAgent(CoreStep[DeployAgentSettings]):
         except LookupError as exc:
             field = "kind" if settings.kind else "kind (chosen by default)"
             raise StepFailed(f"field `{field}`: {exc}") from None
-        options = agent_options(settings, ctx, kind_cls, policy, implicit=settings.kind is None)
+        sources: dict[str, str] = {}
+        options = agent_options(settings, ctx, kind_cls, policy, implicit=settings.kind is None, sources=sources)
         try:
             validated = kind_cls.Settings.model_validate(options)
         except ValidationError as exc:
-            raise StepFailed(f"{kind} agent: {_settings_hint(validation_message(exc, 'settings.'))}") from None
+            message = _settings_hint(validation_message(exc, "settings."), kind)
+            raise StepFailed(f"{kind} agent: {message}{_from_config(exc, sources, ctx)}") from None
         try:
             agent = kind_cls(validated)
         except Exception as exc:  # the kind's own checks (a policy file that does not parse, …)
             raise StepFailed(f"field `settings`: the {kind} agent could not be made: {exc}") from None
         tools = world.tool_access(settings.role)
-        ctx.add_resource(step_id, DeployedAgent(agent, tools, settings.role, settings.env, kind, world), _closer(agent))
-        return {"kind": kind, "role": settings.role, "env": settings.env, "tools": len(world.tool_names(settings.role))}
+        deployed = DeployedAgent(agent, tools, settings.role, settings.env, kind, world)
+        output: dict[str, Any] = {"kind": kind, "role": settings.role, "env": settings.env}
+        output["tools"] = len(world.tool_names(settings.role))
+        if settings.sandbox is not None:
+            try:
+                deployed.sandbox, output["sandbox"] = await make_agent_sandbox(
+                    settings.sandbox, settings.env_vars, ctx, step_id
+                )
+            except BaseException:
+                _closer(agent)()
+                raise
+        ctx.add_resource(step_id, deployed, _closer(agent, deployed))
+        return output
 
 
-def _settings_hint(message: str) -> str:
-    for field in MODEL_FIELDS:
-        if f"settings.{field}: Field required" in message:
-            message += (
-                f" (give `{field}` in the step's settings, or set [model] {field} in .agentenv/config.toml"
-                + (", or pass --model" if field == "model" else "")
-                + ")"
-            )
+def _settings_hint(message: str, kind: str) -> str:
+    for field in re.findall(r"settings\.(\w+): Field required", message):
+        table = "[model]" if field in MODEL_FIELDS else f"[agents.{kind}]"
+        message += (
+            f" (give `{field}` in the step's settings, or set {table} {field} in .agentenv/config.toml"
+            + (", or pass --model" if field == "model" else "")
+            + ")"
+        )
     return message
+
+
+def _from_config(exc: ValidationError, sources: dict[str, str], ctx: StepContext) -> str:
+    """Where the refused values came from, when the config (not the task) gave them: fix them there."""
+    named = sorted({str(err["loc"][0]) for err in exc.errors() if err["loc"] and str(err["loc"][0]) in sources})
+    notes = []
+    for field in named:
+        table, key = sources[field].rsplit(".", 1)
+        where = ctx.config.sources.get(sources[field]) or ctx.config.file or ".agentenv/config.toml"
+        notes.append(f"`{field}` comes from [{table}] {key}, set in {where}: fix it there")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def choose_kind(settings: DeployAgentSettings, ctx: StepContext) -> tuple[str, Path | None]:
     """The agent kind, and the policy file the `--agent` override names (for scripted agents)."""
     overrides = ctx.overrides
-    wanted = overrides.get("agent")
+    wanted = agent_for_role(overrides.get("agent"), settings.role)  # `--agent NAME` or `--agent ROLE=NAME`
     agent_kinds = ctx.host.registry(kinds.AGENT_KINDS)
     policy = bundle_agent_file(str(wanted), ctx) if wanted and wanted not in agent_kinds else None
     if wanted and wanted not in agent_kinds and policy is None:
@@ -162,8 +199,11 @@ def agent_options(
     policy: Path | None,
     *,
     implicit: bool,
+    sources: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The kind's settings: the step's, with paths resolved, the seed, the system prompt and [model] filled in.
+    """The kind's settings: the step's, with paths resolved, the seed, the system prompt, the kind's own
+    `[agents.<kind>]` table and [model] filled in. `sources` (when given) learns which table gave each setting
+    the config filled in (its dotted key), so an error can send the user to the right line.
 
     When the kind was chosen by default (not named in the task), settings that only other installed kinds
     take are left out, so a task written for a scripted agent still runs with `--model` (the policy is
@@ -171,6 +211,14 @@ def agent_options(
     """
     fields = kind_cls.Settings.model_fields
     options = dict(settings.settings)
+    sources = {} if sources is None else sources
+    table = f"agents.{kind_cls.name}"
+    for field in fields:  # the kind's own table gives any of its settings the step leaves out
+        if field in options or field in MODEL_FIELDS or field == "sandbox":  # sandbox: see harness_sandbox below
+            continue
+        if ctx.config.raw(f"{table}.{field}") is not None:
+            options[field] = _config_value(ctx, f"{table}.{field}", field)
+            sources[field] = f"{table}.{field}"
     if implicit and set(options) - set(fields):  # settings meant for another kind go; a typo still fails
         others = {f for entry in ctx.host.usable(kinds.AGENT_KINDS).values() for f in entry.obj.Settings.model_fields}
         dropped = sorted((set(options) - set(fields)) & others)
@@ -203,20 +251,54 @@ def agent_options(
         for table in (f"agents.{kind_cls.name}", "model"):  # the kind's own table first, then [model]
             if value is not None:
                 break
-            try:  # ctx.setting resolves env: and secret: references (secrets from the secret store)
-                value = ctx.setting(f"{table}.{field}")
-            except ConfigError as exc:
-                raise StepFailed(f"field `settings.{field}`: {exc}") from None
+            value = _config_value(ctx, f"{table}.{field}", field)
+            if value is not None:
+                sources[field] = f"{table}.{field}"
         if value is not None:
             options[field] = value
+    if "sandbox" in fields and "sandbox" not in options:  # a kind that runs its own process (a harness)
+        wanted = harness_sandbox(kind_cls.name, ctx)
+        if wanted is not None:
+            options["sandbox"] = wanted
     return options
 
 
-def _closer(agent: AgentKind[Any]) -> Callable[[], None]:
+def _config_value(ctx: StepContext, dotted: str, field: str) -> Any:
+    """A config value with `env:` and `secret:` references resolved (secrets from the secret store), in a table
+    too (`headers = { Authorization = "env:TOKEN" }`)."""
+    raw = ctx.config.raw(dotted)
+    if isinstance(raw, dict):
+        return {key: _config_value(ctx, f"{dotted}.{key}", field) for key in raw}
+    try:
+        return ctx.setting(dotted)
+    except ConfigError as exc:
+        raise StepFailed(f"field `settings.{field}`: {exc}") from None
+
+
+def harness_sandbox(kind: str, ctx: StepContext) -> str | None:
+    """Where an agent kind that runs its own process (a coding-agent harness) runs, when its step does not say:
+    `--sandbox`, else `[agents.<kind>] sandbox`, else `[sandbox] default`; the first provider of a chain."""
+    wanted = ctx.overrides.get("sandbox")
+    for key in (f"agents.{kind}.sandbox", "sandbox.default"):
+        if wanted:
+            break
+        wanted = _config_value(ctx, key, "sandbox")
+    names = [part.strip() for part in str(wanted or "").split(",") if part.strip()]
+    return names[0] if names else None
+
+
+def _closer(agent: AgentKind[Any], deployed: DeployedAgent | None = None) -> Callable[[], None]:
+    """Close the agent, then tear down the sandbox deploy_agent made for it (not one install_agent named)."""
+    own = deployed.sandbox if deployed is not None else None
+
     def close() -> None:
         closing = getattr(agent, "close", None)
-        if callable(closing):
-            closing()
+        try:
+            if callable(closing):
+                closing()
+        finally:
+            if own is not None:
+                own.teardown()
 
     return close
 

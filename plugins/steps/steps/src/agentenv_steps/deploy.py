@@ -33,6 +33,8 @@ from agentenv_steps.world_plan import (  # noqa: F401 - ServePlan and the settin
     _check_roles,
     _make_envs,
     _roles,
+    close_envs,
+    start_envs,
 )
 
 TEMPLATE_CACHE_SIZE = 16
@@ -71,6 +73,11 @@ class DeployEnv(CoreStep[DeployEnvSettings]):
         classes = _env_classes(settings.envs, ctx)
         pairs = _artifacts.resolve_all(settings.artifacts, classes, ctx)
         trigger_kinds = {name: entry.obj for name, entry in ctx.host.usable(kinds.TRIGGER_KINDS).items()}
+        if chain != [INLINE] and settings.rewindable:
+            raise StepFailed(
+                f"field `rewindable`: only a world run in process keeps rewind points, and this one would be served "
+                f"by {','.join(chain)}; use sandbox = {INLINE!r} (and no --sandbox), or drop `rewindable`"
+            )
         if chain != [INLINE]:
             from agentenv_steps.serving import deploy_served
 
@@ -100,10 +107,13 @@ class DeployEnv(CoreStep[DeployEnvSettings]):
         if callable(getattr(host, "observes", None)) and host.observes("tool_called"):
             world.on_tool_call = lambda event: host.notify("tool_called", event=event)
         world.set_clock(settings.start, mode="frozen")
+        if settings.rewindable:
+            world.keep_rewind_points()
         if model_configured(ctx):  # persona triggers with `reply.llm = true` answer through the configured model
             world.responder = llm_responder(ctx, ctx.seed)
-        stop_servers = _attach_mcp(settings, world)  # each deploy starts its own servers: their state is theirs
-        ctx.add_resource(step_id, world, _teardown(ctx, step_id, world, stop_servers))
+        start_envs(world)  # a website's server, say: the deployed world's own, never the cached template's
+        _attach_mcp(settings, world)  # each deploy starts its own servers: their state is theirs
+        ctx.add_resource(step_id, world, _teardown(ctx, step_id, world))
         return {
             "envs": list(world.envs),
             "tools": len(world.tools),
@@ -173,12 +183,12 @@ def _build_template(
     return world
 
 
-def _teardown(ctx: StepContext, step_id: str, world: World, stop_servers: Any = None) -> Any:
-    """Stop the world's MCP servers, if any; forget the world so its memory goes with the run."""
+def _teardown(ctx: StepContext, step_id: str, world: World) -> Any:
+    """Close the world's envs that hold something outside its state (MCP servers, started websites, browser
+    contexts); forget the world so its memory goes with the run."""
 
     def drop() -> None:
-        if stop_servers is not None:
-            stop_servers()
+        close_envs(world.envs.values())
         resources = getattr(ctx, "resources", None)
         if isinstance(resources, dict) and resources.get(step_id) is world:
             del resources[step_id]
@@ -216,10 +226,10 @@ def _mcp_problems(settings: DeployEnvSettings) -> list[tuple[str, str]]:
     return problems
 
 
-def _attach_mcp(settings: DeployEnvSettings, world: World) -> Any:
-    """Start the step's MCP servers as envs of `world`, then check the roles; returns what stops them."""
+def _attach_mcp(settings: DeployEnvSettings, world: World) -> None:
+    """Start the step's MCP servers as envs of `world`, then check the roles (the teardown stops them)."""
     if not settings.mcp:
-        return None
+        return
     api = _mcp_api()
     specs = [api.build_spec(name, fields, where=f"mcp.{name}") for name, fields in settings.mcp.items()]
     try:
@@ -234,7 +244,6 @@ def _attach_mcp(settings: DeployEnvSettings, world: World) -> Any:
     except BaseException:
         api.detach(world, servers)
         raise
-    return lambda: api.close_servers(world)
 
 
 def clear_templates() -> None:

@@ -15,6 +15,7 @@ from agentenv_runtime import World
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentenv_steps._common import CoreStep, StepSettings, StrList, deployed_world, missing_step
+from agentenv_steps._produced import file_contents
 from agentenv_steps._refs import TornDown, deployed_agent, sandbox_of
 from agentenv_steps.agents import DeployedAgent
 
@@ -193,22 +194,6 @@ def read_declaration(path: Path) -> InstallDeclaration:
         return InstallDeclaration.model_validate(data.get("install", data))
     except ValueError as exc:
         raise StepFailed(f"field `declaration`: {path}: {exc}") from None
-
-
-def file_contents(target: str, value: str, ctx: StepContext) -> list[tuple[str, bytes]]:
-    """(path in the sandbox, bytes) for one `files` entry: literal text, a bundle file, or a whole folder."""
-    if not value.startswith("file:"):
-        return [(target, value.encode())]
-    source = ctx.resolve_path(value.removeprefix("file:"))
-    if source.is_file():
-        return [(target, source.read_bytes())]
-    if source.is_dir():
-        return [
-            (f"{target.rstrip('/')}/{path.relative_to(source).as_posix()}", path.read_bytes())
-            for path in sorted(source.rglob("*"))
-            if path.is_file()
-        ]
-    raise StepFailed(f"field `install.files.{target}`: {value!r}: no file or folder {source}")
 
 
 # ---- teardown_sandboxes -----------------------------------------------------------------------------

@@ -26,6 +26,12 @@ def model_settings(ctx: StepContext) -> dict[str, Any] | None:
         raise StepFailed(f"config [model]: {exc}") from None
     if not (base_url and model):
         return None
+    api = ctx.config.raw("model.api")
+    if api not in (None, "openai-chat"):
+        raise StepFailed(
+            f"config [model]: simulated people reply through openai-chat (<base_url>/chat/completions) only, and "
+            f"api is {api!r}; point [model] at an OpenAI-compatible endpoint for them"
+        )
     return {"base_url": str(base_url).rstrip("/"), "model": model, "api_key": api_key}
 
 

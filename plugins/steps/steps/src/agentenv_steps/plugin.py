@@ -23,6 +23,7 @@ def agentenv_register_steps() -> list[Any]:
         ClassRef("modify_env_tool_access", "agentenv_steps.rules:ModifyEnvToolAccess"),
         ClassRef("snapshot_env", "agentenv_steps.data:SnapshotEnv"),
         ClassRef("reset_env", "agentenv_steps.data:ResetEnv"),
+        ClassRef("rewind_env", "agentenv_steps.data:RewindEnv"),
         ClassRef("deploy_agent", "agentenv_steps.agents:DeployAgent"),
         ClassRef("prompt_agent", "agentenv_steps.agents:PromptAgent"),
         ClassRef("deploy_sandbox", "agentenv_steps.sandbox:DeploySandbox"),

@@ -14,6 +14,7 @@ from agentenv_runtime import (
     MAX_RATE,
     SYSTEM_ROLE,
     TriggerDef,
+    WorkingHours,
     World,
     WorldError,
     parse_time,
@@ -21,6 +22,7 @@ from agentenv_runtime import (
 from pydantic import Field, ValidationError
 
 from agentenv_steps._common import CoreStep, StepSettings, StrList, deployed_world, missing_step, validation_message
+from agentenv_steps.executors import DEFAULT_EXECUTOR, executor_of
 
 _BUILTIN_KINDS = {kind.name: kind for kind in BUILTIN_TRIGGER_KINDS}
 
@@ -112,8 +114,40 @@ def advance_problems(seconds: float | None, start: datetime | None) -> list[tupl
 class RegisterEnvTriggersSettings(StepSettings):
     env: str = Field(description="The deploy_env step whose world gets the triggers.")
     triggers: list[dict[str, Any]] = Field(
-        min_length=1, description="Trigger definitions: {id, kind, when, actions, repeat}."
+        default_factory=list,
+        description="Trigger definitions: {id, kind, when, actions, repeat, delay, working_hours, barrier}.",
     )
+    executor_agent: str | None = Field(
+        None,
+        description=f"A deploy_agent step: the agent `nl` actions are handed to (executor {DEFAULT_EXECUTOR!r}); "
+        "it acts through the world's tools as its own role. Any kind; a scripted one runs offline.",
+    )
+    executors: dict[str, str] = Field(
+        default_factory=dict,
+        description="More executors: name (an `nl` action's `executor`) → deploy_agent step.",
+    )
+    executor_hours: WorkingHours | None = Field(
+        None,
+        description="The executors' working hours {start, end, time_zone | utc_offset, days}: an `nl` firing "
+        "outside them is deferred to the next opening.",
+    )
+    executor_timeout_seconds: float = Field(
+        300.0, gt=0, description="Real seconds an executor may take for one instruction (then the action fails)."
+    )
+    await_fired: StrList = Field(
+        default_factory=list,
+        description="Trigger ids to wait for: virtual time moves on, event by event, until each has fired and its "
+        "actions are done.",
+    )
+    await_timeout_seconds: float = Field(
+        86_400.0, gt=0, description="Virtual seconds `await_fired` may move the clock; a trigger not done by then "
+        "fails the step.",
+    )
+
+    def all_executors(self) -> dict[str, str]:
+        """name → deploy_agent step, `executor_agent` under the default name."""
+        chosen = {DEFAULT_EXECUTOR: self.executor_agent} if self.executor_agent else {}
+        return {**chosen, **self.executors}
 
 
 def trigger_problems(index: int, raw: dict[str, Any]) -> list[tuple[str, str]]:
@@ -140,6 +174,17 @@ class RegisterEnvTriggers(CoreStep[RegisterEnvTriggersSettings]):
 
     def check(self, settings: RegisterEnvTriggersSettings, step_ids: list[str]) -> list[tuple[str, str]]:
         problems = missing_step("env", settings.env, step_ids, "deploy_env")
+        if not settings.triggers and not settings.await_fired and not settings.all_executors():
+            problems.append(("triggers", "nothing to do: give `triggers`, executors or `await_fired`"))
+        if settings.executor_agent and DEFAULT_EXECUTOR in settings.executors:
+            problems.append(
+                ("executors", f"{DEFAULT_EXECUTOR!r} is `executor_agent` already; give it once, in one of them")
+            )
+        for name, step_id in settings.all_executors().items():
+            where = "executor_agent" if name == DEFAULT_EXECUTOR and settings.executor_agent else f"executors.{name}"
+            problems += missing_step(where, step_id, step_ids, "deploy_agent")
+        if settings.executor_hours is not None and not settings.all_executors():
+            problems.append(("executor_hours", "there is no executor: set `executor_agent` or `executors`"))
         seen: set[Any] = set()
         for index, raw in enumerate(settings.triggers):
             problems.extend(trigger_problems(index, raw))
@@ -151,6 +196,15 @@ class RegisterEnvTriggers(CoreStep[RegisterEnvTriggersSettings]):
 
     async def execute(self, settings: RegisterEnvTriggersSettings, ctx: StepContext) -> dict[str, Any]:
         world: World = deployed_world(ctx, settings.env)
+        executors = {
+            name: executor_of(ctx, step_id, world, settings.executor_timeout_seconds, field)
+            for name, step_id, field in (
+                (name, step_id, "executor_agent" if step_id == settings.executor_agent else f"executors.{name}")
+                for name, step_id in settings.all_executors().items()
+            )
+        }
+        for name, run in executors.items():  # before the triggers: a trigger may fire as soon as it is armed
+            world.executors[name] = (run, settings.executor_hours)
         added: list[str] = []
         for index, raw in enumerate(settings.triggers):
             try:
@@ -158,9 +212,28 @@ class RegisterEnvTriggers(CoreStep[RegisterEnvTriggersSettings]):
             except WorldError as exc:
                 for trigger_id in added:  # all or nothing
                     world.remove_trigger(trigger_id)
+                for name in executors:
+                    world.executors.pop(name, None)
                 raise StepFailed(f"field `triggers[{index}]`: {exc}") from None
             added.append(str(raw["id"]))
-        return {"registered": added}
+        output: dict[str, Any] = {"registered": added}
+        if executors:
+            output["executors"] = sorted(executors)
+        if settings.await_fired:
+            try:
+                late = world.await_fired(settings.await_fired, settings.await_timeout_seconds)
+            except WorldError as exc:
+                raise StepFailed(f"field `await_fired`: {exc}") from None
+            statuses = {t: world.triggers[t].status for t in settings.await_fired}
+            output |= {"awaited": statuses, "now": world.clock.now().isoformat()}
+            if late:
+                raise StepFailed(
+                    f"field `await_fired`: {', '.join(map(repr, late))} had not fired and finished within "
+                    f"{settings.await_timeout_seconds:g} virtual seconds (statuses: "
+                    f"{', '.join(f'{t}={statuses[t]}' for t in late)}); raise `await_timeout_seconds` or check the "
+                    "triggers' `when`"
+                )
+        return output
 
 
 # ---- modify_env_tool_access -------------------------------------------------------------------------

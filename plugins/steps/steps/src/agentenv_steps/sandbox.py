@@ -52,15 +52,7 @@ class DeploySandbox(CoreStep[DeploySandboxSettings]):
             )
         except ValidationError as exc:
             raise StepFailed(f"field `spec`: {validation_message(exc)}") from None
-        host = plugin_host(ctx)
-        try:
-            sandbox, served, passed = await asyncio.to_thread(create_in_chain, chain, spec, ctx.config, host, ctx.log)
-        except NoSandbox as exc:
-            raise StepFailed(f"field `{field}`: {exc}") from None
-        except Exception as exc:
-            raise StepFailed(
-                f"provider chain {chain!r} could not create the sandbox: {type(exc).__name__}: {exc}"
-            ) from None
+        sandbox, served, passed = await sandbox_from_chain(chain, spec, field, ctx)
         ctx.add_resource(step_id, sandbox, sandbox.teardown)
         return {
             "id": sandbox.id,
@@ -69,3 +61,16 @@ class DeploySandbox(CoreStep[DeploySandboxSettings]):
             "mode": spec.mode,
             "labels": dict(spec.labels),
         }
+
+
+async def sandbox_from_chain(chain: str, spec: SandboxSpec, field: str, ctx: StepContext) -> tuple[Any, str, list[str]]:
+    """(sandbox, provider that served, why each earlier one passed) from the first provider of `chain` that
+    can honour `spec`; StepFailed naming `field` with every provider's reason when none can."""
+    try:
+        return await asyncio.to_thread(create_in_chain, chain, spec, ctx.config, plugin_host(ctx), ctx.log)
+    except NoSandbox as exc:
+        raise StepFailed(f"field `{field}`: {exc}") from None
+    except Exception as exc:
+        raise StepFailed(
+            f"field `{field}`: provider chain {chain!r} could not create the sandbox: {type(exc).__name__}: {exc}"
+        ) from None

@@ -5,11 +5,13 @@ import it and not each other.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
 import secrets
 import shlex
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,11 @@ class DeployEnvSettings(StepSettings):
         description="Where the world runs: `inline` = in process (default; `agentenv run --sandbox` overrides it), "
         "or any sandbox provider serving it over MCP (`process`, `docker`, …), or a fallback chain (`docker,process`).",
     )
+    rewindable: bool = Field(
+        False,
+        description="Keep a checkpoint after every tool call, so rewind_env can put the world back to any of them "
+        "(in process only; each call then serializes what it changed).",
+    )
     ready_timeout: float = Field(
         120.0, gt=0, description="Seconds a served world may take to answer its Environment Card before the step fails."
     )
@@ -72,13 +79,45 @@ class DeployEnvSettings(StepSettings):
 
 
 def _make_envs(settings: DeployEnvSettings, classes: dict[str, type[Env]]) -> list[Env]:
-    envs = []
-    for name, cls in classes.items():
-        try:
-            envs.append(cls(settings.settings.get(name)))
-        except ValidationError as exc:
-            raise StepFailed(f"field `settings.{name}`: {validation_message(exc)}") from None
+    """The envs, made from their settings; one that cannot start (a website that never becomes healthy, say) fails
+    the step naming it, and the ones made before it are closed."""
+    envs: list[Env] = []
+    try:
+        for name, cls in classes.items():
+            try:
+                envs.append(cls(settings.settings.get(name)))
+            except ValidationError as exc:
+                raise StepFailed(f"field `settings.{name}`: {validation_message(exc)}") from None
+            except Exception as exc:
+                raise StepFailed(f"field `settings.{name}`: {exc}") from None
+    except StepFailed:
+        close_envs(envs)
+        raise
     return envs
+
+
+def start_envs(world: World) -> None:
+    """Start what the world's envs run outside its state (a website's server), once it is deployed: an env with a
+    `start()` method has it called. One that fails closes them all and fails the step naming its settings."""
+    for env in world.envs.values():
+        start = getattr(env, "start", None)
+        if not callable(start):
+            continue
+        try:
+            start()
+        except Exception as exc:
+            close_envs(world.envs.values())
+            raise StepFailed(f"field `settings.{env.name}`: {exc}") from None
+
+
+def close_envs(envs: Iterable[Env]) -> None:
+    """Close every env that holds something outside the world's state (a started site, a browser context, an MCP
+    server): what a deployed world's teardown does. One that fails to close does not keep the others open."""
+    for env in envs:
+        close = getattr(env, "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):
+                close()
 
 
 def _roles(settings: DeployEnvSettings) -> dict[str, Any]:

@@ -185,10 +185,8 @@ def test_trajectory_filter_narrows_what_the_judge_reads(run: Any) -> None:
 
 def test_a_scripted_agent_judge_decides_offline(run: Any) -> None:
     verdict = json.dumps({"verdicts": [{"name": "polite", "passed": True, "reason": "it apologises"}]})
-    judge = {
-        "kind": "scripted",
-        "settings": {"policy_data": {"turn": [{"actions": [{"say": f"```json\n{verdict}\n```"}]}]}},
-    }
+    policy = {"turn": [{"actions": [{"say": f"```json\n{verdict}\n```"}]}]}
+    judge = {"settings": {"policy_data": policy}}  # no kind: a scripted judge
     record, out = graded(run, REFUNDED, POLITE, judge_agent=judge)
     assert out["rows"][1]["detail"] == "scripted judge agent: it apologises" and out["passed"] is True
     assert out["judge"] == {"agent": "scripted", "criteria": ["polite"]} and record["passed"] is True
@@ -221,6 +219,18 @@ def test_an_llm_agent_judge_takes_its_model_from_the_config(run: Any, tmp_path: 
         (request,) = model.model_requests
     assert request.body["model"] == "from-config" and record["by_id"]["grade"]["output"]["passed"] is True
     assert record["graded"] is True and record["passed"] is True
+
+
+def test_a_model_on_another_api_grades_through_an_llm_judge_agent_not_the_chat_judge(run: Any, tmp_path: Path) -> None:
+    config = temporary_config(tmp_path)
+    with StandInModel(answer({"name": "polite", "passed": True, "reason": "says sorry"})) as model:
+        config.values["model"] = {"base_url": model.url, "model": "m", "api": "anthropic"}
+        refused = run([*conversation(), rubric(POLITE)], config=config)["by_id"]["grade"]
+        record = run([*conversation(), rubric(POLITE, judge_agent={"kind": "llm"})], config=config)
+        (request,) = model.model_requests
+    assert refused["status"] == "failed" and "speaks openai-chat (<base_url>/chat/completions) only" in refused["error"]
+    assert "[model] api is 'anthropic'" in refused["error"] and "judge_agent" in refused["error"]
+    assert request.api == "anthropic" and record["by_id"]["grade"]["output"]["passed"] is True
 
 
 @pytest.mark.parametrize(

@@ -117,8 +117,11 @@ async def check_card(target: AgentTarget) -> list[Row]:
 
     # A relative url (the reference implementation's `"/a2a"`) is resolved against the card's address, as clients do.
     resolved = {url: resolve_url(where, url) for url in card_urls(card)}
-    good = [full if full == url else f"{full} (card: {url})" for url, full in resolved.items()
-            if full.startswith(("http://", "https://"))]
+    good = [
+        full if full == url else f"{full} (card: {url})"
+        for url, full in resolved.items()
+        if full.startswith(("http://", "https://"))
+    ]
     rows.append(row("url", bool(good), ", ".join(good) if good else "no http(s) `url` (nor supportedInterfaces[].url)"))
     rows.append(_nonempty_str(card, "version"))
     capabilities = card.get("capabilities")

@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -31,14 +32,31 @@ def typed_settings(settings: BaseModel, cls: type[SettingsT]) -> SettingsT:
     return cls.model_validate(settings.model_dump())
 
 
+def project_root(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """The project: the folder whose `.agentenv/` holds the config in use (found as the config is, by
+    `AGENTENV_CONFIG` or walking up from the working directory), else the working directory."""
+    from agentenv.config import ConfigError, find_config_file
+
+    try:
+        found = find_config_file(cwd, environ)
+    except ConfigError:
+        found = None
+    if found is None:
+        return (cwd or Path.cwd()).resolve()
+    folder = found.resolve().parent
+    return folder.parent if folder.name == ".agentenv" else folder
+
+
 def resolve_path(value: str) -> Path:
-    """An absolute path: `~` expanded, relative paths taken against the current directory now.
+    """An absolute path: `~` expanded, relative paths taken against the project (`project_root`), so every
+    folder of a project uses its stores (`runs list` from a subfolder listed nothing when they were taken
+    against the working directory).
 
     Resolving once at construction keeps a store pointed at the same files if the process later
     changes directory.
     """
     path = Path(value).expanduser()
-    return path if path.is_absolute() else Path.cwd() / path
+    return path if path.is_absolute() else project_root() / path
 
 
 def setting_hint(kind: str, setting: str) -> str:

@@ -4,6 +4,7 @@ Every backend refuses the same keys, names and image references and matches quer
 JSON equality, so records and objects stay portable between local disk and any cloud.
 """
 
+from agentenv_store_local._files import project_root
 from agentenv_store_local.document import (
     PagedQueries,
     check_limit,
@@ -38,6 +39,7 @@ __all__ = [
     "matches",
     "newest_matches",
     "next_write_stamp",
+    "project_root",
     "query_page_size",
     "same_document",
 ]

@@ -53,7 +53,7 @@ class SqliteSettings(BaseModel):
 
     path: str = Field(
         ".agentenv/data/records.sqlite3",
-        description="Database file; relative paths are taken against the current directory.",
+        description="Database file; relative to the project (where the config is).",
     )
     busy_timeout_ms: int = Field(
         30_000, ge=0, description="How long a write waits for another process's write to finish."
@@ -78,8 +78,9 @@ class SqliteDocumentStore(DocumentStore):
         self._pid = 0
         self.read_only = False
         self._closer: weakref.finalize[[sqlite3.Connection, int], SqliteDocumentStore] | None = None
-        with self._lock:
-            self._connection()  # open now so a bad path is reported at construction
+        if self.path.exists():  # an existing database is opened now, so a damaged one is reported at construction
+            with self._lock:
+                self._connection()
 
     # -- connection ---------------------------------------------------------------------------
 
@@ -241,8 +242,15 @@ class SqliteDocumentStore(DocumentStore):
             _upsert(conn, collection, doc_id, text)
             return True
 
+    def _absent(self) -> bool:
+        """Whether no database was ever written here: reading one finds nothing and creates nothing (`runs list`
+        in a folder with no runs left `.agentenv/data/records.sqlite3` behind); the first write makes it."""
+        return self._conn is None and not self.path.exists()
+
     def get(self, collection: str, doc_id: str) -> dict[str, Any] | None:
         check_names(collection, doc_id)
+        if self._absent():
+            return None
         with self._lock:
             row = (
                 self._connection()
@@ -263,6 +271,8 @@ class SqliteDocumentStore(DocumentStore):
         if limit == 0:
             return []
         clauses, params, leftover = _compile_where(where or {})
+        if self._absent():
+            return []
         sql = "SELECT id, doc FROM agentenv_documents WHERE collection = ?"
         if clauses:  # json_type on a damaged document would fail the whole query
             sql += " AND json_valid(doc)"
@@ -276,6 +286,8 @@ class SqliteDocumentStore(DocumentStore):
 
     def delete(self, collection: str, doc_id: str) -> bool:
         check_names(collection, doc_id)
+        if self._absent():
+            return False
         with self._write() as conn:
             cur = conn.execute("DELETE FROM agentenv_documents WHERE collection = ? AND id = ?", (collection, doc_id))
             return cur.rowcount > 0

@@ -51,7 +51,7 @@ class LocalImageSettings(BaseModel):
 
     root: str = Field(
         ".agentenv/data/images",
-        description="Folder of blobs and the index; relative paths are taken against the current directory.",
+        description="Folder of blobs and the index; relative to the project (where the config is).",
     )
 
 

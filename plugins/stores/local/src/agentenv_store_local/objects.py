@@ -26,7 +26,7 @@ class FilesystemSettings(BaseModel):
 
     root: str = Field(
         ".agentenv/data/objects",
-        description="Folder holding the objects; relative paths are taken against the current directory.",
+        description="Folder holding the objects; relative to the project (where the config is).",
     )
     fsync: bool = Field(
         False,

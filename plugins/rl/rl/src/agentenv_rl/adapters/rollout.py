@@ -3,19 +3,22 @@
 `policy(messages, tools)` is any callable (sync or async) that returns the next assistant message in OpenAI's
 chat format; a model server call in training, a scripted policy in tests. Each rollout runs in a fresh
 copy-on-write fork of the task's start for that seed; the task's setup runs once per (task, seed) per process.
+The conversation opens with the agent's system prompt (if the task sets one) and the task's prompt; on a task with
+a simulated user, the user's opening, and the policy's text goes to the user (its replies are user messages)
+until the user ends the conversation.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
-from agentenv_rl.adapters.chat import apply_assistant, openai_tools
-from agentenv_rl.adapters.starts import base_episode, ready_base
+from agentenv_runtime import openai_tools
+
+from agentenv_rl.adapters.chat import aapply_assistant, first_messages
+from agentenv_rl.adapters.starts import afresh_episode
 from agentenv_rl.episode import StepResult, Template
 
 Policy = Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[str, Any] | Awaitable[dict[str, Any]]]
@@ -44,23 +47,16 @@ async def rollout(
 ) -> Trajectory:
     """Play one episode of `task` (BUNDLE[:TASK], a folder, a file, or a prepared Template) with `policy`;
     `tools=[…]` offers only those tools."""
-    base = ready_base(task, seed, tools=tools)
-    if base is None:  # the task's setup runs: off the caller's loop
-        base = await asyncio.to_thread(partial(base_episode, task, seed, tools=tools))
-    episode = base.fork()
-    observation, _ = episode.reset()
-    functions = openai_tools(observation["tools"])
-    messages: list[dict[str, Any]] = [{"role": "user", "content": observation["prompt"]}]
+    episode = await afresh_episode(task, seed, tools=tools)
+    functions = openai_tools(episode.tools())
+    messages = first_messages(episode)
     final: StepResult | None = None
     for _ in range(max_turns):
         reply = policy(messages, functions)
         message = await reply if inspect.isawaitable(reply) else reply
         messages.append(dict(message))
-        if not message.get("tool_calls"):  # the answer: graded on this loop (a sync step would need a thread)
-            final = await episode.astep({"answer": str(message.get("content") or "")})
-            break
-        tool_messages, final = apply_assistant(episode, message)  # tool calls take microseconds: stay on the loop
-        messages.extend(tool_messages)
+        added, final = await aapply_assistant(episode, message)  # grading and the user's reply: on this loop
+        messages.extend(added)
         if final is not None:
             break
     if final is None:

@@ -4,8 +4,9 @@ SkyRL owns the loop: it calls `init(prompt)` once, then `step(text)` with each g
 returned observations (chat messages) to the conversation. Here `init` starts a fresh fork of the task's start
 and puts the role's tools in a system message (Hermes/Qwen `<tool_call>` format), `step` reads the text's tool
 calls (`<tool_call>` blocks or OpenAI JSON), plays them, and answers with their results as tool messages; text
-without a call is the final answer, graded by the task's verifiers (the reward). After `max_turns` generations
-the episode is graded as it stands.
+without a call is the final answer, graded by the task's verifiers (the reward), or on a task with a simulated
+user a message to the user, whose reply is the observation (a user message) until the user ends the episode.
+After `max_turns` generations the episode is graded as it stands.
 
 A dataset row names the task in `extras` (`{"task": "support-refund", "seed": 7, "max_turns": 16}`);
 `skyrl_rows(task, seeds)` writes such rows, and `register()` makes `env_class="agentenv"` known to
@@ -17,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agentenv_runtime import openai_tools
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
-from agentenv_rl.adapters.chat import apply_assistant, openai_tools
+from agentenv_rl.adapters.chat import apply_assistant, opening_messages, row_messages
 from agentenv_rl.adapters.starts import base_episode, fresh_episode
 from agentenv_rl.adapters.text import assistant_message, tools_prompt
 from agentenv_rl.episode import Episode, StepResult
@@ -43,15 +45,17 @@ class AgentEnvTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no 
         self.final: StepResult | None = None
 
     def init(self, prompt: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """The conversation to generate from: the tools' system message, then the row's prompt (the task's own
-        prompt when the row has none)."""
-        self.episode = fresh_episode(self.task, self.seed)
+        """The conversation to generate from: one system message (the task's system prompt, then the tools in the
+        `<tool_call>` format), then the row's prompt (the task's own prompt when the row has none). On a task with a
+        simulated user the conversation is this episode's: the user's opening, whatever the row says."""
+        episode = self.episode = fresh_episode(self.task, self.seed)
         self.turns, self.final = 0, None
-        system = {"role": "system", "content": tools_prompt(openai_tools(self.episode.tools()))}
-        messages = [m for m in prompt or [] if m.get("role") != "system"]
-        if not messages:
-            messages = [{"role": "user", "content": self.episode.prompt()}]
-        return [system, *messages], {"seed": self.episode.seed}
+        messages = opening_messages(episode, prompt)
+        given = [str(m["content"]) for m in messages if m.get("role") == "system"]
+        system = "\n\n".join([*given, tools_prompt(openai_tools(episode.tools()))])
+        return [{"role": "system", "content": system}, *(m for m in messages if m.get("role") != "system")], {
+            "seed": episode.seed
+        }
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
         episode = self.episode
@@ -62,7 +66,7 @@ class AgentEnvTextEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no 
         if final is None and self.turns >= self.max_turns:
             final = episode.step({"answer": ""})
             final.terminated, final.truncated = False, True
-        observations = [{"role": "tool", "content": reply["content"]} for reply in replies]
+        observations = [{"role": reply["role"], "content": reply["content"]} for reply in replies]
         if final is None:
             return BaseTextEnvStepOutput(observations=observations, reward=0.0, done=False, metadata={})
         self.final = final
@@ -90,7 +94,7 @@ def skyrl_rows(
         episode = base_episode(task, seed)
         rows.append(
             {
-                "prompt": [{"role": "user", "content": episode.prompt()}],
+                "prompt": row_messages(episode),
                 "env_class": ENV_CLASS,
                 "extras": {"task": task, "seed": episode.seed, "max_turns": max_turns},
             }

@@ -3,8 +3,10 @@ rollout plays a copy-on-write fork of that start, so concurrent rollouts never s
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Sequence
+from functools import partial
 
 from agentenv_rl.episode import Episode, Template
 
@@ -61,4 +63,25 @@ def fresh_episode(
     """A new episode of `task`, reset: a fork of its start."""
     episode = base_episode(task, seed, tools=tools, short_descriptions=short_descriptions).fork()
     episode.reset()
+    return episode
+
+
+async def afresh_episode(
+    task: str | Template,
+    seed: int | None = None,
+    *,
+    tools: Sequence[str] | None = None,
+    short_descriptions: bool = False,
+) -> Episode:
+    """`fresh_episode` from async code: the task's setup (once per process) and a simulated user's opening (which
+    may be a model's reply) run off the caller's loop; the fork and an ordinary reset take microseconds on it."""
+    base = ready_base(task, seed, tools=tools, short_descriptions=short_descriptions)
+    if base is None:
+        made = partial(base_episode, task, seed, tools=tools, short_descriptions=short_descriptions)
+        base = await asyncio.to_thread(made)
+    episode = base.fork()
+    if episode.has_user:
+        await asyncio.to_thread(episode.reset)
+    else:
+        episode.reset()
     return episode

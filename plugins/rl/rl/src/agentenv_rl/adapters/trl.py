@@ -6,6 +6,8 @@ and Google-style docstrings, through transformers' `get_json_schema`); `reset(**
 task's start (the row's `seed` column picks the seed) and `get_reward()` grades the episode with the task's
 verifiers. The model's closing text never reaches an environment in TRL's loop, so the episode is graded with an
 empty answer unless the model called `submit_answer` (a task whose verifiers read the answer needs that tool).
+On a task with a simulated user, `reset` returns the user's opening (TRL appends it to the row's prompt) and the
+class has a `message_user` tool: the model talks to the user through it, and the user's stop ends the episode.
 
 `TaskReward(task)` is the reward-function form (`reward_funcs=[TaskReward(…)]`): each conversational completion
 is replayed into a fresh fork of the start and rewarded with the verifiers' score.
@@ -18,13 +20,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agentenv_rl.adapters.chat import apply_assistant
+from agentenv_rl.adapters.chat import apply_assistant, row_messages
 from agentenv_rl.adapters.starts import base_episode, fresh_episode
 from agentenv_rl.adapters.typed import docstring, keyword_parameters
 from agentenv_rl.episode import Episode, StepResult, Template
 from agentenv_rl.split import EpisodeError
 
-RESERVED = frozenset({"reset", "get_reward"})
+RESERVED = frozenset({"reset", "get_reward", "message_user"})
 """Method names TRL reads as the environment's own, never as tools."""
 
 
@@ -59,11 +61,12 @@ class AgentEnvTrlEnvironment:
         self.final: StepResult | None = None
 
     def reset(self, seed: int | None = None, **row: Any) -> str | None:
-        """A fresh fork of the task's start for `seed` (the dataset's `seed` column, else the task's own)."""
+        """A fresh fork of the task's start for `seed` (the dataset's `seed` column, else the task's own). On a task
+        with a simulated user, the user's opening, which TRL appends to the row's (empty) last prompt message."""
         chosen = None if seed is None else int(seed)
-        self.episode = fresh_episode(self.task, chosen, tools=self.offered, short_descriptions=self.short_descriptions)
-        self.final = None
-        return None
+        episode = fresh_episode(self.task, chosen, tools=self.offered, short_descriptions=self.short_descriptions)
+        self.episode, self.final = episode, None
+        return episode.opening() if episode.has_user else None
 
     def _call(self, tool: str, arguments: dict[str, Any]) -> str:
         """Run one tool call; the result (or error) as the JSON text the model reads."""
@@ -87,6 +90,15 @@ class AgentEnvTrlEnvironment:
             self.final = episode.step({"answer": answer})
         return json.dumps({"ok": True, "result": "answer recorded"})
 
+    def _message_user(self, message: str) -> str:
+        episode = self._episode()
+        if episode.done:
+            return json.dumps({"ok": False, "error": {"code": "episode_over", "message": "the conversation has ended"}})
+        stepped = episode.step({"say": message})
+        if stepped.terminated or stepped.truncated:
+            self.final = stepped
+        return str(stepped.observation.get("text", ""))
+
     def get_reward(self) -> float:
         """The task's verifiers' score of the episode (graded with an empty answer if none was submitted)."""
         episode = self._episode()
@@ -100,6 +112,15 @@ class AgentEnvTrlEnvironment:
         return self.episode
 
 
+def message_user(self: AgentEnvTrlEnvironment, message: str) -> str:
+    """Send a message to the user; returns the user's reply. The conversation ends when the user ends it.
+
+    Args:
+        message: What you say to the user.
+    """
+    return self._message_user(message)
+
+
 def trl_environment(
     task: str | Template,
     seed: int | None = None,
@@ -110,8 +131,10 @@ def trl_environment(
     """The `environment_factory` class for `task`: `GRPOTrainer(environment_factory=trl_environment(TASK))`;
     `tools=[…]` offers only those tools, `short_descriptions` cuts descriptions to a sentence (fewer tokens)."""
     offered = None if tools is None else tuple(tools)
-    listed = base_episode(task, seed, tools=offered, short_descriptions=short_descriptions).tools()
-    methods = {tool["name"]: _tool_method(tool) for tool in listed if tool["name"] != "submit_answer"}
+    base = base_episode(task, seed, tools=offered, short_descriptions=short_descriptions)
+    methods = {tool["name"]: _tool_method(tool) for tool in base.tools() if tool["name"] != "submit_answer"}
+    if base.has_user:  # the model's text never reaches an environment in TRL: it talks to the user by a tool
+        methods["message_user"] = message_user
     template = task if isinstance(task, Template) else None
     title = (template.task.name if template else str(task)).replace("-", "_").replace(":", "_").replace("/", "_")
     attributes = {"task": task, "offered": offered, "short_descriptions": short_descriptions}
@@ -124,7 +147,7 @@ def trl_rows(task: str | Template, seeds: Sequence[int] | None = None) -> list[d
     chosen: list[int | None] = list(seeds) if seeds else [None]
     for seed in chosen:
         episode = base_episode(task, seed)
-        rows.append({"prompt": [{"role": "user", "content": episode.prompt()}], "seed": episode.seed})
+        rows.append({"prompt": row_messages(episode), "seed": episode.seed})
     return rows
 
 

@@ -28,6 +28,7 @@ from agentenv_rl.adapters.chat import apply_assistant
 from agentenv_rl.adapters.starts import base_episode, fresh_episode
 from agentenv_rl.adapters.typed import keyword_parameters
 from agentenv_rl.episode import Episode, StepResult
+from agentenv_rl.split import EpisodeError
 
 
 class AgentEnvData(vf.TaskData):  # type: ignore[misc]
@@ -162,6 +163,12 @@ class AgentEnvTaskset(vf.Taskset[AgentEnvTask, AgentEnvTasksetConfig]):  # type:
                 for seed in config.seeds or [None]
             ]
         for start in starts:
+            if start.has_user:  # its prompt is the user's scenario: never the agent's to read
+                raise EpisodeError(
+                    f"taskset {config.bundle!r}: this task has a simulated user (prompt_agent's `simulated_user`), "
+                    "which AgentEnvTaskset does not run yet; train it with another adapter (rollout, TRL, SkyRL, "
+                    "ART, Agent Lightning, verl)"
+                )
             yield AgentEnvTask(
                 AgentEnvData(
                     name=f"{config.bundle}#{start.seed}",

@@ -70,6 +70,13 @@ def configured_model(ctx: StepContext, pinned: JudgeModelSettings | None = None)
     missing = [key for key, value in (("base_url", base_url), ("model", model)) if not value]
     if missing:
         return None, " and ".join(f"model.{key}" for key in missing)
+    api = ctx.config.raw("model.api")
+    if api not in (None, "openai-chat") and not (pinned and pinned.base_url):
+        raise StepFailed(
+            f"the LLM judge speaks openai-chat (<base_url>/chat/completions) only, and [model] api is {api!r}; "
+            "give the step `judge_model` with an OpenAI-compatible base_url, or judge with "
+            '`judge_agent = { kind = "llm" }`, which follows [model] api'
+        )
     return JudgeModel(str(base_url), str(model), str(api_key) if api_key else None), ""
 
 

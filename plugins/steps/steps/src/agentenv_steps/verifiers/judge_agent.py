@@ -23,7 +23,9 @@ from agentenv_steps.verifiers.judging import Ask, JudgeAnswer, JudgeBrief, parse
 class JudgeAgentSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    kind: str = Field(min_length=1, description="The agent kind of the judge (scripted, llm, claude-code, …).")
+    kind: str = Field(
+        "scripted", min_length=1, description="The agent kind of the judge (scripted, the default: offline; llm, …)."
+    )
     settings: dict[str, Any] = Field(default_factory=dict, description="The kind's settings, as in deploy_agent.")
     model: str | None = Field(None, description="Model name, for kinds that take one.")
 

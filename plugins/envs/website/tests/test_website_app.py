@@ -1,0 +1,124 @@
+"""The `app` form with the support desk's real front end: each world (and each fork) has its own mount showing its
+own state, forms change the world through its tools as the env's role, and nothing outlives its world."""
+
+from __future__ import annotations
+
+import gc
+import urllib.error
+import urllib.request
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from agentenv_helpdesk.env import HelpdeskEnv
+from agentenv_runtime import World
+from agentenv_website.api import WebsiteEnv, WebsiteError
+from pydantic import ValidationError
+
+DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+APP = "agentenv_helpdesk.web:app"
+
+
+def desk(**settings: Any) -> World:
+    helpdesk = HelpdeskEnv()
+    helpdesk.load(HelpdeskEnv.find_artifact("acme"))
+    return World([helpdesk, WebsiteEnv({"app": APP, "role": "desk", **settings})], roles={"desk": {"tools": ["*"]}})
+
+
+def fetch(url: str, form: dict[str, str] | None = None, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    data = urlencode(form).encode() if form is not None else None
+    try:
+        with DIRECT.open(urllib.request.Request(url, data=data, headers=headers or {}), timeout=30) as response:
+            return int(response.status), response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def site(world: World) -> str:
+    return world.env("website").base_url  # type: ignore[attr-defined, no-any-return]
+
+
+def refunded(world: World) -> int:
+    (row,) = world.query(
+        "helpdesk", "SELECT COALESCE(SUM(amount_cents), 0) AS c FROM refunds WHERE order_id = 'ORD-5001'"
+    )
+    return int(row["c"])
+
+
+def test_the_desk_is_served_for_its_world_and_writes_through_the_tools() -> None:
+    world = desk()
+    base = site(world)
+    assert base.startswith("http://127.0.0.1:") and "/w/" in base
+    assert world.call("site_url").result == {"url": base + "/", "form": "app"}
+    status, page = fetch(f"{base}/tickets?customer=dana.kim@example.com")
+    assert status == 200 and f'href="{base[base.index("/w/") :]}/tickets/TCK-9001"' in page
+    status, page = fetch(f"{base}/orders/ORD-5001/refund", {"amount": "89.99", "reason": "Damaged boots"})
+    assert status == 200 and "Refunded 89.99" in page  # the redirect was followed to the order page
+    assert refunded(world) == 8999
+    call = world.trajectory.events[-1]
+    assert (call["tool"], call["role"]) == ("get_order", "desk")  # the page after the redirect read the order
+    assert [e["tool"] for e in world.trajectory.events if e["role"] == "desk"].count("issue_refund") == 1
+
+
+def test_a_fork_has_its_own_site_on_its_own_state() -> None:
+    world = desk()
+    clone = world.fork()
+    assert site(clone) != site(world)
+    fetch(f"{site(clone)}/orders/ORD-5001/refund", {"amount": "10", "reason": "Goodwill"})
+    assert (refunded(clone), refunded(world)) == (1000, 0)
+    assert "10.00 USD" in fetch(f"{site(clone)}/orders/ORD-5001")[1]
+    assert "No refunds yet." in fetch(f"{site(world)}/orders/ORD-5001")[1]
+
+
+def test_a_closed_or_collected_world_has_no_site_left() -> None:
+    world = desk()
+    base = site(world)
+    world.env("website").close()  # type: ignore[attr-defined]
+    assert fetch(f"{base}/tickets")[0] == 404
+    gone = desk()
+    gone_base = site(gone)
+    assert fetch(f"{gone_base}/tickets")[0] == 200
+    del gone
+    gc.collect()
+    assert fetch(f"{gone_base}/tickets")[0] == 404
+
+
+def test_a_cross_site_form_post_is_refused_and_changes_nothing() -> None:
+    world = desk()
+    status, text = fetch(
+        f"{site(world)}/orders/ORD-5001/refund", {"amount": "1", "reason": "x"}, {"Origin": "http://evil.example"}
+    )
+    assert status == 403 and "Origin" in text
+    assert refunded(world) == 0
+
+
+def test_the_role_must_exist_and_its_rbac_applies() -> None:
+    lost = World([HelpdeskEnv(), WebsiteEnv({"app": APP, "role": "clerk"})])
+    with pytest.raises(WebsiteError, match=r"env website: settings.role: no role 'clerk' in this world"):
+        site(lost)
+    status, text = fetch(f"{lost.env('website')._mount}/tickets")  # type: ignore[attr-defined]
+    assert status == 500 and "settings.role: no role 'clerk'" in text
+    helpdesk = HelpdeskEnv()
+    helpdesk.load(HelpdeskEnv.find_artifact("acme"))
+    world = World(
+        [helpdesk, WebsiteEnv({"app": APP, "role": "clerk"})],
+        roles={"clerk": {"tools": ["*"], "deny": ["issue_refund"]}},
+    )
+    status, page = fetch(f"{site(world)}/orders/ORD-5001/refund", {"amount": "1", "reason": "x"})
+    assert status == 422 and "role &#x27;clerk&#x27; may not call &#x27;issue_refund&#x27;" in page
+    assert refunded(world) == 0
+
+
+def test_bad_settings_name_the_field() -> None:
+    with pytest.raises(WebsiteError, match=r"settings.app 'no_such_module:app': cannot import it: No module named"):
+        WebsiteEnv({"app": "no_such_module:app"})
+    with pytest.raises(WebsiteError, match=r"agentenv_helpdesk.web has no callable 'nope'"):
+        WebsiteEnv({"app": "agentenv_helpdesk.web:nope"})
+    with pytest.raises(
+        ValidationError, match=r"give exactly one of `app`, `command`, `image` or `url` \(got app, url\)"
+    ):
+        WebsiteEnv({"app": APP, "url": "http://127.0.0.1:1"})
+    with pytest.raises(ValidationError, match=r"name the WSGI application as module:attribute"):
+        WebsiteEnv({"app": "agentenv_helpdesk.web"})
+    with pytest.raises(WebsiteError, match=r"compose the env into one"):
+        WebsiteEnv({"app": APP}).base_url  # noqa: B018 - reading it raises

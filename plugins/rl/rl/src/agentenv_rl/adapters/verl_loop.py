@@ -1,0 +1,170 @@
+"""verl's agent loop over any task: `AgentEnvAgentLoop`, registered as `agent_name="agentenv"`.
+
+verl (0.9) rolls out through agent loops: for each dataset row its `AgentLoopWorker` builds the class registered
+under the row's `agent_name` and awaits `run(sampling_params, **row)`, which talks to the rollout servers in
+tokens (`server_manager.generate`) and returns an `AgentLoopOutput`: prompt and response token ids, the mask of
+the tokens the model generated, and the trajectory's reward (`reward_score`, which the worker places on the last
+response token as `rm_scores`, so no reward function runs).
+
+Here `run` plays one episode of the row's task (`extra_info`: `task`, `seed`, `tools`, `max_turns`) in a fresh
+fork of its start: the conversation opens as `first_messages` says, tokenized by verl's continuous-token builder
+with the world's tools in the chat template; each generation is read by verl's tool parser for the configured
+`multi_turn.format` (falling back to `assistant_message`, which also answers an unreadable `<tool_call>` with an
+error) and played with `aapply_assistant`; tool results and the simulated user's replies are merged back as
+context tokens (mask 0). Text without a call is the answer, or a message to the task's simulated user. The reward
+is the task's verifiers' score. `verl_rows(task, seeds)` writes the rows. verl is imported with this module, never
+by `agentenv_rl.api` until it is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import uuid4
+
+from agentenv_runtime import openai_tools
+from pydantic import ValidationError
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
+from verl.experimental.agent_loop.tool_parser import ToolParser
+from verl.tools.schemas import OpenAIFunctionToolSchema
+
+from agentenv_rl.adapters.chat import aapply_assistant, opening_messages, row_messages
+from agentenv_rl.adapters.starts import afresh_episode, base_episode
+from agentenv_rl.adapters.text import assistant_message
+from agentenv_rl.episode import StepResult
+
+AGENT_NAME = "agentenv"
+DEFAULT_MAX_TURNS = 16
+
+
+def verl_rows(
+    task: str, seeds: Sequence[int] | None = None, *, tools: Sequence[str] | None = None, max_turns: int | None = None
+) -> list[dict[str, Any]]:
+    """verl dataset rows for `task` (one per seed): the prompt, `agent_name="agentenv"` and the `extra_info` the
+    agent loop reads."""
+    chosen: list[int | None] = list(seeds) if seeds else [None]
+    rows = []
+    for seed in chosen:
+        episode = base_episode(task, seed, tools=tools)
+        extra: dict[str, Any] = {"task": task, "seed": episode.seed}
+        if tools is not None:
+            extra["tools"] = list(tools)
+        if max_turns is not None:
+            extra["max_turns"] = max_turns
+        rows.append(
+            {"prompt": row_messages(episode), "agent_name": AGENT_NAME, "data_source": "agentenv", "extra_info": extra}
+        )
+    return rows
+
+
+@register(AGENT_NAME)
+class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no type information
+    """One episode of the row's task, rolled out in tokens through verl's servers; the reward is its score."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.pop("tools", None)  # verl's configured tools: an episode's tools are its world's
+        super().__init__(*args, **kwargs)
+        multi_turn = self.rollout_config.multi_turn
+        self.tool_parser = ToolParser.get_tool_parser(multi_turn.format, self.tokenizer)
+        self.max_turns = int(multi_turn.max_assistant_turns or DEFAULT_MAX_TURNS)
+        self.response_length = int(self.rollout_config.response_length)
+
+    @staticmethod
+    def _schemas(functions: list[dict[str, Any]]) -> list[OpenAIFunctionToolSchema] | None:
+        """The tools as verl's schema model, for the parsers that read them; None when one does not fit it (an
+        `anyOf` property has no `type`): those parsers then go without."""
+        try:
+            return [OpenAIFunctionToolSchema.model_validate(f) for f in functions]
+        except ValidationError:
+            return None
+
+    async def _message(self, token_ids: list[int], schemas: list[OpenAIFunctionToolSchema] | None) -> dict[str, Any]:
+        """A generation as an OpenAI assistant message: verl's tool parser first, then ours."""
+        content, calls = await self.tool_parser.extract_tool_calls(token_ids, schemas)
+        if calls:
+            return {
+                "role": "assistant",
+                "content": content.strip() or None,
+                "tool_calls": [
+                    {
+                        "id": call.tool_call_id or f"call_{i}",
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments},
+                    }
+                    for i, call in enumerate(calls)
+                ],
+            }
+        return assistant_message(self.tokenizer.decode(token_ids, skip_special_tokens=True))  # one turn: quick
+
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+        extra = dict(kwargs.get("extra_info") or {})
+        if not extra.get("task"):
+            raise ValueError('the verl dataset row needs extra_info["task"]: BUNDLE[:TASK], a bundle folder or a file')
+        seed = None if extra.get("seed") is None else int(extra["seed"])
+        tools = extra.get("tools")
+        episode = await afresh_episode(str(extra["task"]), seed, tools=tools)
+        functions = openai_tools(episode.tools())
+        schemas = self._schemas(functions)
+        given = kwargs.get("raw_prompt")  # a list, or a numpy array of messages out of verl's batch
+        messages = opening_messages(episode, [] if given is None else [dict(m) for m in given])
+        token_ids: list[int] = await self.ct_build_initial_tokens(messages, tools=functions)
+        prompt_length = len(token_ids)
+        mask: list[int] = []
+        logprobs: list[float] = []  # kept when the servers return them (verl aligns them with the mask)
+        request_id, turns, final = uuid4().hex, 0, None
+        max_turns = int(extra.get("max_turns") or self.max_turns)
+        while final is None and turns < max_turns and len(mask) < self.response_length:
+            output = await self.server_manager.generate(
+                request_id=request_id, prompt_ids=token_ids, sampling_params=sampling_params
+            )
+            turns += 1
+            so_far = logprobs if logprobs or output.log_probs else None
+            merged, mask, aligned = await self.ct_merge_assistant_token(
+                token_ids, output.token_ids, mask, so_far, assistant_logprobs=output.log_probs or None
+            )
+            token_ids, logprobs = merged.token_ids, aligned or logprobs
+            message = await self._message(output.token_ids, schemas)
+            previous = [*messages, message]
+            added, final = await aapply_assistant(episode, message)
+            if final is not None or len(mask) >= self.response_length:
+                break
+            messages = [*previous, *added]
+            merged, mask, aligned = await self.ct_merge_context_msg(
+                previous, messages, token_ids, mask, logprobs or None, tools=functions
+            )
+            token_ids, logprobs = merged.token_ids, (aligned or []) if logprobs else logprobs
+        truncated = final is None
+        if final is None:  # out of turns or tokens: graded as it stands
+            final = await episode.astep({"answer": ""})
+        return self._output(token_ids, prompt_length, mask, logprobs, final, turns, truncated)
+
+    def _output(
+        self,
+        token_ids: list[int],
+        prompt_length: int,
+        mask: list[int],
+        logprobs: list[float],
+        final: StepResult,
+        turns: int,
+        truncated: bool,
+    ) -> AgentLoopOutput:
+        response_ids = token_ids[len(token_ids) - len(mask) :] if mask else []
+        limit = self.response_length
+        return AgentLoopOutput(
+            prompt_ids=token_ids[: len(token_ids) - len(mask)] if mask else token_ids[:prompt_length],
+            response_ids=response_ids[:limit],
+            response_mask=mask[:limit],
+            response_logprobs=logprobs[:limit] if logprobs else None,
+            reward_score=float(final.reward),
+            num_turns=2 * turns + 1,
+            metrics={},
+            extra_fields={
+                "agentenv": {
+                    "score": final.info.get("score"),
+                    "passed": bool(final.info.get("passed")),
+                    "truncated": truncated,
+                    "trajectory_digest": final.info.get("trajectory_digest"),
+                    "turns": turns,
+                }
+            },
+        )
