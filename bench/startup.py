@@ -2,7 +2,8 @@
 
 Run: .venv/bin/python bench/startup.py [--repeat N] [--peer PATH/TO/agent-env | --no-peer]
 
-Times (wall clock, fresh process each run, best and median of N, default 15) of
+Times (wall clock, fresh process each run, best and median of N, default 15; the commands take turns, so
+load from other jobs reaches them alike) of
   python -c pass          the baseline: the interpreter alone, measured in this same run
   agentenv --version
   agentenv --help
@@ -84,15 +85,21 @@ def peer_cli(asked: str | None) -> Path:
     return script
 
 
-def timed(command: list[str], repeat: int, cwd: Path | None = None) -> tuple[float, float]:
-    """(best, median) wall seconds of running `command` to completion; one warm-up run first."""
-    subprocess.run(command, capture_output=True, check=True, cwd=cwd, env=CACHED_BYTECODE)
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
+def timed(commands: dict[str, list[str]], repeat: int, cwd: Path | None = None) -> dict[str, tuple[float, float]]:
+    """(best, median) wall seconds of running each command to completion; one warm-up run of each first.
+
+    The runs are interleaved (one of each command per round, in turn), so a change in the machine's load
+    during the benchmark reaches every command alike and the ratios stay comparable on a shared machine.
+    """
+    for command in commands.values():
         subprocess.run(command, capture_output=True, check=True, cwd=cwd, env=CACHED_BYTECODE)
-        samples.append(time.perf_counter() - start)
-    return min(samples), statistics.median(samples)
+    samples: dict[str, list[float]] = {label: [] for label in commands}
+    for _ in range(repeat):
+        for label, command in commands.items():
+            start = time.perf_counter()
+            subprocess.run(command, capture_output=True, check=True, cwd=cwd, env=CACHED_BYTECODE)
+            samples[label].append(time.perf_counter() - start)
+    return {label: (min(times), statistics.median(times)) for label, times in samples.items()}
 
 
 def imported(args: list[str], watched: tuple[str, ...]) -> list[str]:
@@ -128,7 +135,7 @@ def main() -> int:
         commands |= {"peer agent-env --help": [peer, "--help"], "peer agent-env run hello": [peer, "run", "hello"]}
     print(f"interpreter: {sys.executable} ({sys.version.split()[0]}); {repeat} runs each, best / median")
     with tempfile.TemporaryDirectory(prefix="agentenv-startup-") as scratch:  # run hello writes its store here
-        results = {label: timed(command, repeat, Path(scratch)) for label, command in commands.items()}
+        results = timed(commands, repeat, Path(scratch))
     base_best, base_median = results["python -c pass"]
     print(f"{'command':<24}{'best ms':>9}{'median ms':>11}{'overhead best/median ms':>26}{'ratio':>8}")
     for label, (best, median) in results.items():

@@ -50,7 +50,6 @@ def _root_help(commands: dict[str, CliCommand]) -> str:
 
 
 def _as_click(obj: Any, name: str) -> Any:
-    import typer
     import typer.main
 
     if not isinstance(obj, typer.Typer):
@@ -155,7 +154,6 @@ def entry_point() -> int:
     if others or sys.gettrace() is not None or sys.getprofile() is not None:
         return code
     import atexit
-    import os
 
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

@@ -25,6 +25,8 @@ KEPT = 8
 """Fingerprints kept per environment (the oldest is dropped)."""
 FORMAT = 4
 """Bump when what is cached changes (its shape or its verdicts), so older files are ignored."""
+_FINGERPRINTS: dict[tuple[tuple[str, int], ...], str] = {}
+"""This process's fingerprints, by the import path and the modification time of each of its folders."""
 
 
 def cache_dir(environ: Mapping[str, str]) -> str | None:
@@ -36,24 +38,29 @@ def cache_dir(environ: Mapping[str, str]) -> str | None:
 
 
 def fingerprint(paths: list[str]) -> str:
-    """A digest of the import path and of every distribution's metadata folder on it."""
-    digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{sys.prefix}".encode())
-    for entry in paths:
-        folder = entry or "."
-        digest.update(f"\0{entry}".encode())
-        try:
-            listing = sorted(os.scandir(folder), key=lambda item: item.name)
-        except OSError:  # a zip file (its modification time stands for its contents) or nothing at all
-            with contextlib.suppress(OSError):
-                digest.update(str(os.stat(folder).st_mtime_ns).encode())
-            continue
-        for item in listing:
-            if item.name.endswith((".dist-info", ".egg-info")):
-                try:
-                    digest.update(f"\0{item.name}\0{item.stat().st_mtime_ns}".encode())
-                except OSError:
-                    digest.update(f"\0{item.name}\0-".encode())
-    return digest.hexdigest()
+    """A digest of the import path and of every distribution's metadata folder on it. A process works it out
+    again only when a folder on the path changed (installing or removing a distribution changes its folder)."""
+    key = tuple((entry, _mtime(entry or ".")) for entry in paths)
+    if key not in _FINGERPRINTS:
+        digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{sys.prefix}".encode())
+        for entry, mtime in key:
+            try:
+                names = sorted(os.listdir(entry or "."))
+                digest.update(f"\0{entry}".encode())
+            except OSError:  # a zip file (its modification time stands for its contents) or nothing at all
+                names = []
+                digest.update(f"\0{entry}\0{mtime}".encode())
+            for name in names:
+                if name.endswith((".dist-info", ".egg-info")):
+                    digest.update(f"\0{name}\0{_mtime(os.path.join(entry or '.', name))}".encode())
+        _FINGERPRINTS[key] = digest.hexdigest()
+    return _FINGERPRINTS[key]
+
+
+def _mtime(path: str) -> int:
+    with contextlib.suppress(OSError):
+        return os.stat(path).st_mtime_ns
+    return -1
 
 
 def cached(name: str, compute: Callable[[], Any], environ: Mapping[str, str], extra: str = "") -> Any:
@@ -71,13 +78,10 @@ def cached(name: str, compute: Callable[[], Any], environ: Mapping[str, str], ex
         key += "-" + hashlib.sha256(extra.encode()).hexdigest()[:16]
     env_id = hashlib.sha256(sys.prefix.encode()).hexdigest()[:12]
     path = os.path.join(folder, f"{name}-{env_id}.json")
-    try:
-        with open(path, encoding="utf-8") as cache_file:
-            entries = json.load(cache_file)
-        if not isinstance(entries, dict):
-            entries = {}
-    except (OSError, ValueError):
-        entries = {}
+    entries: Any = {}
+    with contextlib.suppress(OSError, ValueError), open(path, encoding="utf-8") as cache_file:
+        entries = json.load(cache_file)
+    entries = entries if isinstance(entries, dict) else {}
     if key in entries:
         return entries[key]
     value = compute()

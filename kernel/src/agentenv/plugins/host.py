@@ -119,6 +119,12 @@ def why_kept(keep: PluginInfo, lose: PluginInfo) -> str:
     return f"{lose.dist} requires {keep.dist}" if builds_on else f"{keep.dist} is first-party"
 
 
+class _Manager(pluggy.PluginManager):  # pluggy looks at every name in a plugin: a module's hooks are marked ones
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        skip = isinstance(plugin, types.ModuleType) and not hasattr(vars(plugin).get(name), f"{hookspecs.PROJECT}_impl")
+        return None if skip else super().parse_hookimpl_opts(plugin, name)
+
+
 class PluginHost:
     """The kernel's view of installed plugins. Create one per process (see `get_host`); `given` maps plugin names
     to the objects to use instead of importing their modules (`agentenv_testing.hosts.host_of` builds such a host)."""
@@ -127,7 +133,7 @@ class PluginHost:
                  given: Mapping[str, object] | None = None) -> None:  # fmt: skip
         self.environ = os.environ if environ is None else environ
         self.infos = discover(self.environ) if infos is None else infos
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm = _Manager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs.AgentenvSpecs)
         self._given = dict(given or {})
         self._modules: dict[tuple[str, str], object] = {}  # (plugin, distribution): two may share a plugin name
@@ -208,12 +214,10 @@ class PluginHost:
         label = getattr(plugin, "__name__", None) or type(plugin).__name__
         found = []
         for attr, value in members.items():
-            if not callable(value):
+            opts = getattr(value, f"{hookspecs.PROJECT}_impl", None) if callable(value) else None
+            if not callable(value) or (opts is None and not attr.startswith("agentenv_")):
                 continue
-            marked = getattr(value, f"{hookspecs.PROJECT}_impl", None) is not None
-            if not (marked or attr.startswith("agentenv_")):
-                continue
-            spec_name = (getattr(value, f"{hookspecs.PROJECT}_impl", None) or {}).get("specname") or attr
+            spec_name = (opts or {}).get("specname") or attr
             if spec_name not in SPEC_NAMES:
                 import difflib
 

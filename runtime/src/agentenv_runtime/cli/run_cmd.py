@@ -14,25 +14,24 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentenv import collect_garbage_again, fail, get_host, print_table
 from agentenv.config import ConfigError, load_config
 from agentenv.contracts import kinds
 
-from agentenv_runtime.cli.run_batch import describe, plan_batch
 from agentenv_runtime.cli.run_report import report
 from agentenv_runtime.engine.agent_choice import agent_choices, join_agent_choices
-from agentenv_runtime.engine.batch import run_jobs
 from agentenv_runtime.engine.bundle import Bundle, bundle_of_task_file, is_file
 from agentenv_runtime.engine.engine import StepRecord
-from agentenv_runtime.engine.evals import read_eval
 from agentenv_runtime.engine.install_preflight import sandbox_problem
 from agentenv_runtime.engine.records import StoreError
 from agentenv_runtime.engine.runner import TaskRunner, run_parallel, summary_of
-from agentenv_runtime.engine.runners import RolloutRunner, RunnerSettings
 from agentenv_runtime.engine.task import TaskError, TaskFile, read_task
 from agentenv_runtime.sources import find_any_bundle, is_export
+
+if TYPE_CHECKING:
+    from agentenv_runtime.engine.runners import RolloutRunner
 
 
 def _at_least_one(text: str) -> int:
@@ -140,6 +139,8 @@ def _select(
     if eval_name is not None:
         if names or split is not None:
             raise TaskError(f"--eval {eval_name} chooses the tasks; leave out --task and --split")
+        from agentenv_runtime.engine.evals import read_eval  # batches: not on a plain run's start path
+
         names = read_eval(bundle, eval_name).tasks
     files = bundle.task_files()
     wanted = names or bundle.default_tasks or list(files)
@@ -346,6 +347,8 @@ def pick_runner(
     if entry is None:
         known = ", ".join(sorted(host.registry(kinds.RUNNERS))) or "none installed"
         raise TaskError(f"--runner {name}: no such runner ({known}); fix: agentenv plugin add agentenv-{name}")
+    from agentenv_runtime.engine.runners import RolloutRunner, RunnerSettings
+
     runner_cls = entry.obj
     if not issubclass(runner_cls, RolloutRunner):
         raise TaskError(f"--runner {name}: {entry.dist} registered a class that is not a RolloutRunner")
@@ -402,6 +405,8 @@ def run(
         if (eval_name or seeds) and not stored:  # every run of the batch checked here, its placeholders filled
             if rollout_runner is not None or keep:
                 raise TaskError(f"--{'runner' if rollout_runner else 'keep'} does not go with --eval or --seeds")
+            from agentenv_runtime.cli.run_batch import plan_batch  # batches: not on a plain run's start path
+
             batch = plan_batch(
                 task_runner,
                 bundle,
@@ -422,6 +427,8 @@ def run(
     except StoreError as exc:
         fail(str(exc), 1)
     if dry_run and batch:
+        from agentenv_runtime.cli.run_batch import describe
+
         print("\n".join(describe(batch)))
         return 0
     if dry_run:
@@ -433,6 +440,8 @@ def run(
     collect_garbage_again()  # start-up is over: the step classes are imported, the tasks checked
     total = len(batch.jobs) if batch else k * len(tasks)
     progress = Progress(total, quiet=as_json and not sys.stderr.isatty())
+    if batch:
+        from agentenv_runtime.engine.batch import run_jobs
     job = (
         run_jobs(
             task_runner,

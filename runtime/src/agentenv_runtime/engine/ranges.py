@@ -23,6 +23,8 @@ def unmet_ranges(ranges: dict[str, str], host: PluginHost | None, where: str) ->
     Plugin versions come from the host's discovery, other distributions are looked up. A range that does not
     parse is a `TaskError` naming `where` (the file and field) and the distribution.
     """
+    if not ranges:  # most tasks pin nothing: no cache lookup (it fingerprints every installed distribution)
+        return []
     known = {info.dist: info.version for info in host.infos} if host is not None else {}
     extra = json.dumps([ranges, known], sort_keys=True)
     found = cached("ranges", lambda: _unmet(ranges, known, where), os.environ, extra)

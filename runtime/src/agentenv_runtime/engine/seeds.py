@@ -13,7 +13,6 @@ likely a typo. Errors name the file, the row (its line), the field and the fix.
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from dataclasses import dataclass, field
@@ -45,6 +44,8 @@ def read_seeds(path: Path) -> list[SeedRow]:
         raise TaskError(f"--seeds {path}: no such file; fix: give the path of a CSV file with a header row") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise TaskError(f"--seeds {path}: cannot read it ({exc}); save it as UTF-8 CSV") from None
+    import csv  # only a seeded batch reads CSV
+
     reader = csv.reader(text.splitlines())
     header = next(reader, None)
     if not header or not any(cell.strip() for cell in header):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any, overload
@@ -80,6 +79,8 @@ class EventLog(Sequence[Event]):
 
     def _spill(self, events: list[Event]) -> None:
         if self._file is None:
+            import tempfile  # only a long trajectory spills to disk: not on a short run's start path
+
             self._file = tempfile.TemporaryFile(prefix="agentenv-trajectory-")  # noqa: SIM115 - lives with the log
             self._offsets = [0]
         self._file.seek(self._offsets[-1])
