@@ -13,11 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from agentenv_runtime.pydantic_plugins import install as _answer_pydantic_plugin_lookup
-
 __version__ = "0.1.0"
-
-_answer_pydantic_plugin_lookup()  # before any model is built: see `pydantic_plugins`
 
 if TYPE_CHECKING:  # explicit re-exports for type checkers
     from agentenv.contracts import Message as Message
