@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from agentenv_testing.pytest_plugin import CI_VAR
 from agentenv_testing.services import LoopbackService, free_port
-from agentenv_testing.wheels import find_python, framework_venv, uv_binary
 
 sys.path.insert(0, str(Path(__file__).parent))  # pytest runs in importlib mode: these tests import their helpers
 
-from mongo_servers import MONGOD_VAR, MONGOECO, NO_MONGOD, PASSWORD, SERVER, USER, pings, url_of
+from mongo_servers import MONGOD_VAR, NO_MONGOD, PASSWORD, SERVER, USER, mongoeco_problem, pings, url_of
+from mongo_servers import mongoeco_python as make_mongoeco_python
 
 
 @pytest.fixture(scope="session")
@@ -37,17 +37,13 @@ def mongod(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def mongoeco_python() -> Path:
-    """The interpreter of a venv holding mongoeco (made once, then reused from its cache folder)."""
-    why = None
-    if uv_binary() is None:
-        why = "uv is not installed (./dev sync installs it)"
-    elif find_python("3.13") is None:
-        why = "mongoeco needs Python 3.13, which is not installed (neither python3.13 on PATH nor a pyenv build)"
+    """The interpreter of mongoeco's venv."""
+    why = mongoeco_problem()
     if why:
         if os.environ.get(CI_VAR):  # the machines CI runs on have both: a skip there would hide these tests
             pytest.fail(f"{why}; {CI_VAR} is set, so the tests that need it fail instead of skipping")
         pytest.skip(why)
-    return framework_venv("mongoeco", [MONGOECO], python="3.13")
+    return make_mongoeco_python()
 
 
 @pytest.fixture(scope="session")

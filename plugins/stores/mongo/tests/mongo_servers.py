@@ -1,4 +1,8 @@
-"""What the MongoDB test servers share: mongoeco's requirement, the test user, and a readiness check."""
+"""What the MongoDB test servers share: mongoeco's venv, the test user, and a readiness check.
+
+`python mongo_servers.py` makes mongoeco's venv ahead of the tests (`.ci/setup.d/45-mongodb.sh` does) and prints
+its interpreter; the tests then reuse it.
+"""
 
 from __future__ import annotations
 
@@ -35,3 +39,28 @@ def pings(url: str) -> Callable[[], bool]:
 
 def url_of(port: int, credentials: str = "") -> str:
     return f"mongodb://{credentials}127.0.0.1:{port}/"
+
+
+def mongoeco_problem() -> str | None:
+    """Why mongoeco's venv cannot be made here (None: it can)."""
+    from agentenv_testing.wheels import find_python, uv_binary
+
+    if uv_binary() is None:
+        return "uv is not installed (./dev sync installs it)"
+    if find_python("3.13") is None:
+        return "mongoeco needs Python 3.13, which is not installed (neither python3.13 on PATH nor a pyenv build)"
+    return None
+
+
+def mongoeco_python() -> Path:
+    """The interpreter of a venv holding mongoeco (made once with uv, then reused from its cache folder)."""
+    from agentenv_testing.wheels import framework_venv
+
+    return framework_venv("mongoeco", [MONGOECO], python="3.13")
+
+
+if __name__ == "__main__":
+    problem = mongoeco_problem()
+    if problem:
+        raise SystemExit(problem)
+    print(mongoeco_python())
