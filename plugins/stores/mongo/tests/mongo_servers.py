@@ -18,6 +18,8 @@ NO_MONGOD = (
     "and MongoDB's own downloads (which pymongo-inmemory and mongodb-memory-server fetch) are not reachable here"
 )
 USER, PASSWORD = "agentenv", "conformance-pw"
+"""The user of the server that requires one. Its URLs name authMechanism=SCRAM-SHA-256 (what mongod uses for new
+users): pymongo's SCRAM-SHA-1 proof, its choice when the server does not list mechanisms, mongoeco refuses."""
 
 
 def pings(url: str) -> Callable[[], bool]:

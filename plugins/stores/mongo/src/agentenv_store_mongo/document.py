@@ -135,8 +135,17 @@ class MongoDocumentStore(DocumentStore[MongoSettings]):
         return _id(collection, doc_id), body
 
     def put(self, collection: str, doc_id: str, doc: dict[str, Any]) -> None:
+        from pymongo.errors import DuplicateKeyError
+
         key, body = self._new(collection, doc_id, doc)
-        self._call(f"put {collection}/{doc_id}", lambda: self._docs.replace_one({"_id": key}, body, upsert=True))
+
+        def upsert() -> None:
+            try:
+                self._docs.replace_one({"_id": key}, body, upsert=True)
+            except DuplicateKeyError:  # two first writes raced (servers before 4.2): the document exists now
+                self._docs.replace_one({"_id": key}, body, upsert=True)
+
+        self._call(f"put {collection}/{doc_id}", upsert)
 
     def put_if(self, collection: str, doc_id: str, doc: dict[str, Any], expected: dict[str, Any] | None) -> bool:
         """Read the stored document and its revision, compare the document in Python (JSON equality, as every
