@@ -259,6 +259,7 @@ MATRIX: dict[str, tuple[list[str], Smoke]] = {
     "agentenv-harness": ([], imports("agentenv_harness.api", "HarnessAgent")),
     "agentenv-claude-code": ([], registers("agent_kinds", ["claude-code"])),
     "agentenv-codex": ([], registers("agent_kinds", ["codex"])),
+    "agentenv-store-mongo": ([], registers("stores", ["document:mongodb"])),
     "agentenv-aws": ([], registers("stores", ["document:dynamodb", "object:s3", "secret:secretsmanager", "image:ecr"])),
     "agentenv-gcp": ([], registers("stores", ["document:firestore", "object:gcs", "secret:secretmanager",
                                               "image:artifactregistry"])),

@@ -18,7 +18,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -38,7 +38,8 @@ class ServiceFailed(RuntimeError):
 
 
 class LoopbackService:
-    """A server process on 127.0.0.1:`port`, ready once `ready_path` answers over HTTP (any status below 500).
+    """A server process on 127.0.0.1:`port`, ready once `ready_path` answers over HTTP (any status below 500), or
+    once `ready()` says so for a server that speaks no HTTP (a database's own protocol).
 
     `argv` may hold `{port}`, replaced by the chosen port. The process runs in its own process group, so
     stopping it also stops what it started (the Firestore emulator forks a Java process). Output goes to
@@ -54,6 +55,7 @@ class LoopbackService:
         port: int | None = None,
         env: dict[str, str] | None = None,
         start_seconds: float = 60.0,
+        ready: Callable[[], bool] | None = None,
     ) -> None:
         self.port = port or free_port()
         self.argv = [part.replace("{port}", str(self.port)) for part in argv]
@@ -61,6 +63,7 @@ class LoopbackService:
         self.ready_path = ready_path
         self.env = {**os.environ, **(env or {})}
         self.start_seconds = start_seconds
+        self.ready = ready
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -84,6 +87,8 @@ class LoopbackService:
         raise ServiceFailed(f"{self.argv[0]} did not answer on {self.url} in {self.start_seconds:.0f} s: {self.tail()}")
 
     def _answers(self) -> bool:
+        if self.ready is not None:
+            return self.ready()
         try:
             with urllib.request.urlopen(self.url + self.ready_path, timeout=2):
                 return True

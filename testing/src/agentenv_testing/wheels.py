@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -95,6 +96,19 @@ def uv_binary() -> str | None:
     return shutil.which("uv") or next((str(p) for p in [Path.home() / ".local/bin/uv"] if p.exists()), None)
 
 
+def find_python(version: str) -> str | None:
+    """An interpreter of Python `version` (3.13, or 3.13.0): `python3.13` on PATH if it runs (a pyenv shim of a
+    version that is installed but not selected does not), else the newest matching pyenv build; None if neither."""
+    found = shutil.which(f"python{version}")
+    if found and subprocess.run([found, "-c", ""], capture_output=True).returncode == 0:
+        return found
+    versions = Path.home() / ".pyenv" / "versions"
+    builds = [*versions.glob(f"{version}/bin/python"), *versions.glob(f"{version}.*/bin/python")]
+    if not builds:
+        return None
+    return str(max(builds, key=lambda path: [int(part) for part in re.findall(r"\d+", path.parent.parent.name)]))
+
+
 def framework_venv(
     name: str, requirements: Sequence[str | Path], *, python: str = "3.11", editables: Sequence[Path] = ()
 ) -> Path:
@@ -102,11 +116,12 @@ def framework_venv(
     with uv (its shared cache) under `$AGENTENV_FRAMEWORK_VENVS` and kept for reuse, keyed by what it holds.
 
     `requirements` are pip arguments: names with versions, or a `Path` to a requirements file (its content goes
-    into the key); `editables` are local projects installed with `-e`. `python` is a version found on PATH
-    (`python3.11`) or under pyenv. Needs uv (`uv_binary()`)."""
+    into the key); `editables` are local projects installed with `-e`. `python` is a version `find_python` finds
+    (check it first to skip with a reason). Needs uv (`uv_binary()`)."""
     uv = uv_binary()
     assert uv is not None, "uv is not installed (./dev sync installs it)"
-    interpreter = shutil.which(f"python{python}") or str(Path.home() / f".pyenv/versions/{python}/bin/python")
+    interpreter = find_python(python)
+    assert interpreter is not None, f"Python {python} is not installed (neither python{python} on PATH nor pyenv's)"
     held = [item.read_text(encoding="utf-8") if isinstance(item, Path) else item for item in requirements]
     key = hashlib.sha256(json.dumps([held, python, [str(e) for e in editables]]).encode()).hexdigest()[:12]
     root = Path(os.environ.get(FRAMEWORK_VENVS_VAR, Path.home() / ".cache/agentenv/framework-venvs"))

@@ -6,6 +6,6 @@ with the workspace."""
 FIRST_PARTY = frozenset(f"agentenv-{name}" for name in (
     "a2a", "agents", "aws", "browser", "claude-code", "codex", "coding", "docker", "e2b", "email", "explorer",
     "gateway", "gcp", "harness", "hello", "helpdesk", "kernel", "mcp", "miniwob", "modal", "model-standin",
-    "openenv", "ray", "retail", "rl", "runtime", "sandbox-local", "slack", "steps", "store-local", "support-desk",
-    "tau2", "testing", "validators", "web-desk", "website", "workspace"
+    "openenv", "ray", "retail", "rl", "runtime", "sandbox-local", "slack", "steps", "store-local", "store-mongo",
+    "support-desk", "tau2", "testing", "validators", "web-desk", "website", "workspace"
 ))  # fmt: skip
