@@ -305,7 +305,8 @@ class InstallCheck:
                 fix = "write it, or name an existing file (relative to the bundle)"
                 self.problem(step, "field `settings.policy`", f"no policy file {policy}; fix: {fix}")
                 return
-        if kind == "scripted" and world is not None and not self.gains_tools(step):
+        opens = str(fields.get("env")) in self.open_worlds  # an MCP server's tools are known once it runs
+        if kind == "scripted" and world is not None and not opens and not self.gains_tools(step):
             if policy is not None:
                 self.policy_file(step, policy, world)
             elif isinstance(settings.get("policy_data"), dict):  # the same policy written in the task
