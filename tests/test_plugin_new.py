@@ -152,7 +152,7 @@ def test_the_printed_next_step_works_in_a_fresh_uv_venv(workspace_wheels: dict[s
     (line,) = [line for line in made.stdout.splitlines() if line.startswith("Next: ")]
     sources = {"UV_FIND_LINKS": str(wheels)}  # where the unpublished agentenv wheels are (a user's index or dist/)
     if pip_source_args():
-        sources |= {"UV_FIND_LINKS": f"{wheels} {os.environ['AGENTENV_WHEELHOUSE']}", "UV_NO_INDEX": "1"}
+        sources |= {"UV_FIND_LINKS": f"{wheels},{os.environ['AGENTENV_WHEELHOUSE']}", "UV_NO_INDEX": "1"}  # uv: commas
     done = run(["sh", "-c", line.removeprefix("Next: ")], cwd=tmp_path, env=sources, timeout=900)
     assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
     assert " passed" in done.stdout and "All plugins are compatible." in done.stdout, done.stdout
