@@ -56,14 +56,51 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def _state(pid: int) -> str | None:
+    """The one-letter state of `pid` from /proc (`T` stopped, `Z` zombie), or None once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _signal(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signum)
+
+
+def _stop_all(members: set[int], patience: float = 1.0) -> None:
+    """SIGSTOP `members` and wait (at most `patience` seconds) until each really is stopped or gone: a signal is
+    delivered asynchronously, and a process still finishing a fork would add a child after the next look."""
+    for member in members:
+        _signal(member, signal.SIGSTOP)
+    deadline = time.monotonic() + patience
+    pending = set(members)
+    while pending and time.monotonic() < deadline:
+        pending = {member for member in pending if _state(member) not in (None, "T", "t", "Z", "X")}
+        if pending:
+            time.sleep(0.001)
+
+
 def kill_tree(pid: int) -> None:
-    """SIGKILL the process group led by `pid` and every descendant of `pid`, wherever it moved to."""
-    members = [pid, *descendants(pid)]
+    """SIGKILL the process group led by `pid` and every descendant of `pid`, wherever it moved to.
+
+    The tree is frozen first: every member is stopped, then looked for again, until a look finds no one new. Killing
+    from a single look races with a fork: a child born just after the look that then leaves the group (`setsid`)
+    survives the group kill, orphaned, and keeps the pipes open, so waiting for the harness never ends."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGSTOP)
+    members: set[int] = set()
+    while True:
+        found = {pid, *descendants(pid)}
+        if found <= members:
+            break
+        _stop_all(found - members)
+        members |= found
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
     for member in members:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(member, signal.SIGKILL)
+        _signal(member, signal.SIGKILL)
 
 
 async def run_tree(
