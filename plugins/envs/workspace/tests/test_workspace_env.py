@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -311,3 +313,28 @@ def test_a_sigkilled_docker_run_leaves_nothing_after_prune(docker_engine: None, 
         child.wait()
         container.prune()
         layers.prune(root)
+
+
+def test_discard_takes_no_lock_since_it_runs_as_a_finalizer(tmp_path: Path) -> None:
+    """A tree's discard is a weakref finalizer: the garbage collector may run it in any thread, at any allocation,
+    even in the middle of the store's own locked code. Taking the store's lock there would deadlock that thread and
+    every later finalizer of the store."""
+    folder = tmp_path / "own-store"  # a store of its own: a deadlocked one is never closed
+    for part in ("layers", "live"):
+        (folder / part).mkdir(parents=True)
+    store = layers.Store(folder, overlay=False)
+    live = store.live(())
+    returned = threading.Event()
+
+    def finalizer_inside_locked_code() -> None:
+        with store._lock:
+            store.discard(live)
+        returned.set()
+
+    threading.Thread(target=finalizer_inside_locked_code, daemon=True).start()
+    assert returned.wait(10), "discard waited for the store's lock"
+    deadline = time.monotonic() + 10
+    while live.folder.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not live.folder.exists()
+    store.close()

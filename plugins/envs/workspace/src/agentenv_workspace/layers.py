@@ -187,10 +187,12 @@ class Store:
     """Live trees not discarded yet (their `before_removal` actions run at close)."""
     on_close: list[Callable[[], None]] = field(default_factory=list)
     """Run at close before the folder goes (the warm pool's idle containers are removed)."""
-    _reaper: queue.Queue[Live | None] = field(default_factory=queue.Queue)
+    _reaper: queue.SimpleQueue[Live | None] = field(default_factory=queue.SimpleQueue)
+    """Trees to remove. A SimpleQueue, whose `put` is reentrant: `discard` puts from finalizers."""
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    """Rollouts run in threads (a GRPO group graded in parallel): one reaper, whoever discards first."""
+    """Rollouts run in threads (a GRPO group graded in parallel): one reaper, started by whoever makes the first
+    live tree."""
 
     @classmethod
     def open(cls) -> Store:
@@ -234,6 +236,7 @@ class Store:
     # ---- live trees --------------------------------------------------------------------------------
     def live(self, layers: tuple[str, ...]) -> Live:
         """A fresh writable tree showing `layers` (empty tree for no layers)."""
+        self._start_reaper()
         folder = self.folder / "live" / uuid.uuid4().hex[:16]
         path = folder / "tree"
         if self.overlay and layers:
@@ -274,13 +277,21 @@ class Store:
         return live.layers
 
     def discard(self, live: Live) -> None:
-        """Unmount and delete a live tree in the background (unmounting can take tens of milliseconds)."""
+        """Unmount and delete a live tree in the background (unmounting can take tens of milliseconds).
+
+        It runs as a weakref finalizer: in whatever thread the garbage collector happens to run, at any allocation,
+        possibly in the middle of this store's own locked code. So it takes no lock (a dict's pop is atomic and a
+        SimpleQueue's put is reentrant). Taking the store's lock here could deadlock a thread already holding it,
+        and after it every later finalizer of the store's trees, in whatever thread each ran (a web server's, say)."""
+        self.alive.pop(id(live), None)
+        self._reaper.put(live)
+
+    def _start_reaper(self) -> None:
+        """Start the reaper thread, from ordinary code (`live`), never from a finalizer."""
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._reap, name="workspace-reaper", daemon=True)
                 self._thread.start()
-            self.alive.pop(id(live), None)
-            self._reaper.put(live)
 
     def _reap(self) -> None:
         while (live := self._reaper.get()) is not None:
