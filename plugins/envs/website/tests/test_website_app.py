@@ -3,7 +3,9 @@ own state, forms change the world through its tools as the env's role, and nothi
 
 from __future__ import annotations
 
+import faulthandler
 import gc
+import tempfile
 import urllib.error
 import urllib.request
 from typing import Any
@@ -32,6 +34,16 @@ def fetch(url: str, form: dict[str, str] | None = None, headers: dict[str, str] 
             return int(response.status), response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
+    except TimeoutError:
+        pytest.fail(f"{url} gave no answer in 30 s; where every thread was:\n{thread_stacks()}")
+
+
+def thread_stacks() -> str:
+    """Every thread's stack (a site that stops answering is stuck somewhere: one CI run saw it once)."""
+    with tempfile.TemporaryFile("w+") as dump:
+        faulthandler.dump_traceback(dump, all_threads=True)
+        dump.seek(0)
+        return dump.read()
 
 
 def site(world: World) -> str:
