@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import faulthandler
 import gc
+import os
 import tempfile
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -15,6 +17,7 @@ import pytest
 from agentenv_helpdesk.env import HelpdeskEnv
 from agentenv_runtime import World
 from agentenv_website.api import WebsiteEnv, WebsiteError
+from agentenv_website.mounts import MOUNTS
 from pydantic import ValidationError
 
 DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -35,7 +38,26 @@ def fetch(url: str, form: dict[str, str] | None = None, headers: dict[str, str] 
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
     except TimeoutError:
-        pytest.fail(f"{url} gave no answer in 30 s; where every thread was:\n{thread_stacks()}")
+        pytest.fail(f"{url} gave no answer in 30 s; {listening_sockets()}; where every thread was:\n{thread_stacks()}")
+
+
+def listening_sockets() -> str:
+    """Which socket listens on the site's port and which one the site's server polls (one CI run saw a request
+    accepted by the kernel that no server thread ever handled)."""
+    server = MOUNTS._server
+    if server is None:
+        return "the site server is not running"
+    port = f"{server.server_address[1]:04X}"
+    rows = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
+    listeners = [row[9] for row in rows if row[1].endswith(f":{port}") and row[3] == "0A"]
+    try:
+        polled = str(os.fstat(server.fileno()).st_ino)
+    except OSError as exc:
+        polled = f"none ({exc})"
+    return (
+        f"inodes listening on port {int(port, 16)}: {listeners}; "
+        f"the site server polls fd {server.fileno()}, inode {polled}"
+    )
 
 
 def thread_stacks() -> str:
