@@ -38,15 +38,21 @@ class Finished:
     """The reason a `Watch` gave for stopping the CLI early (it was then killed, like on a timeout)."""
 
 
+def _stat_fields(entry: Path) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state, parent pid, …), or None once it is gone."""
+    try:
+        return (entry / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def descendants(pid: int) -> list[int]:
     """Every live descendant of `pid`, read from /proc (empty where there is no /proc)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
+        fields = _stat_fields(entry)
+        if fields is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
     found: list[int] = []
     pending = [pid]
     while pending:
@@ -57,11 +63,9 @@ def descendants(pid: int) -> list[int]:
 
 
 def _state(pid: int) -> str | None:
-    """The one-letter state of `pid` from /proc (`T` stopped, `Z` zombie), or None once it is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
+    """The one-letter state of `pid` (`T` stopped, `Z` zombie), or None once it is gone."""
+    fields = _stat_fields(Path(f"/proc/{pid}"))
+    return fields[0] if fields else None
 
 
 def _signal(pid: int, signum: int) -> None:
