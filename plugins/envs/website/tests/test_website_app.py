@@ -42,22 +42,48 @@ def fetch(url: str, form: dict[str, str] | None = None, headers: dict[str, str] 
 
 
 def listening_sockets() -> str:
-    """Which socket listens on the site's port and which one the site's server polls (one CI run saw a request
-    accepted by the kernel that no server thread ever handled)."""
-    server = MOUNTS._server
+    """Where a request with no answer is: every TCP socket on the site's port (state, queues, inode) and which
+    process holds each, this process's open descriptors against its limit, and whether the serving thread lives
+    (one CI run saw a request accepted by the kernel that no server thread ever handled)."""
+    server, thread = MOUNTS._server, MOUNTS._thread
     if server is None:
         return "the site server is not running"
     port = f"{server.server_address[1]:04X}"
+    states = {"01": "ESTABLISHED", "0A": "LISTEN", "06": "TIME_WAIT", "08": "CLOSE_WAIT", "02": "SYN_SENT"}
     rows = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
-    listeners = [row[9] for row in rows if row[1].endswith(f":{port}") and row[3] == "0A"]
+    mine = [row for row in rows if row[1].endswith(f":{port}") or row[2].endswith(f":{port}")]
+    holders = socket_holders({row[9] for row in mine} - {"0"})
+    sockets = [
+        f"{row[1]} -> {row[2]} {states.get(row[3], row[3])} queues {row[4]} inode {row[9]} "
+        f"held by {holders.get(row[9], 'nobody (not accepted yet)' if row[9] == '0' else 'no process found')}"
+        for row in mine
+    ]
     try:
-        polled = str(os.fstat(server.fileno()).st_ino)
+        polled = f"inode {os.fstat(server.fileno()).st_ino}"
     except OSError as exc:
         polled = f"none ({exc})"
+    descriptors = len(os.listdir("/proc/self/fd"))
+    limit = next(line for line in Path("/proc/self/limits").read_text().splitlines() if "open files" in line)
     return (
-        f"inodes listening on port {int(port, 16)}: {listeners}; "
-        f"the site server polls fd {server.fileno()}, inode {polled}"
+        f"sockets on port {int(port, 16)}:\n  " + "\n  ".join(sockets) + "\n"
+        f"the site server polls fd {server.fileno()}, {polled}; its thread is "
+        f"{'alive' if thread is not None and thread.is_alive() else 'dead'}; "
+        f"this process has {descriptors} descriptors open ({limit.split()[3]} allowed)"
     )
+
+
+def socket_holders(inodes: set[str]) -> dict[str, str]:
+    """inode -> "pid N fd M" for each socket inode, found through /proc/*/fd."""
+    found: dict[str, str] = {}
+    for fd_folder in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            for entry in fd_folder.iterdir():
+                target = os.readlink(entry)
+                if target.startswith("socket:[") and target[8:-1] in inodes:
+                    found[target[8:-1]] = f"pid {fd_folder.parent.name} fd {entry.name}"
+        except OSError:
+            continue
+    return found
 
 
 def thread_stacks() -> str:
