@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import faulthandler
 import gc
+import json
 import os
 import tempfile
 import urllib.error
@@ -30,15 +31,18 @@ def desk(**settings: Any) -> World:
     return World([helpdesk, WebsiteEnv({"app": APP, "role": "desk", **settings})], roles={"desk": {"tools": ["*"]}})
 
 
-def fetch(url: str, form: dict[str, str] | None = None, headers: dict[str, str] | None = None) -> tuple[int, str]:
+def fetch(
+    url: str, form: dict[str, str] | None = None, headers: dict[str, str] | None = None, timeout: float = 30
+) -> tuple[int, str]:
     data = urlencode(form).encode() if form is not None else None
     try:
-        with DIRECT.open(urllib.request.Request(url, data=data, headers=headers or {}), timeout=30) as response:
+        with DIRECT.open(urllib.request.Request(url, data=data, headers=headers or {}), timeout=timeout) as response:
             return int(response.status), response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
     except TimeoutError:
-        pytest.fail(f"{url} gave no answer in 30 s; {listening_sockets()}; where every thread was:\n{thread_stacks()}")
+        stacks = thread_stacks()
+        pytest.fail(f"{url} gave no answer in {timeout} s; {listening_sockets()}; where every thread was:\n{stacks}")
 
 
 def listening_sockets() -> str:
@@ -55,7 +59,7 @@ def listening_sockets() -> str:
     holders = socket_holders({row[9] for row in mine} - {"0"})
     sockets = [
         f"{row[1]} -> {row[2]} {states.get(row[3], row[3])} queues {row[4]} inode {row[9]} "
-        f"held by {holders.get(row[9], 'nobody (not accepted yet)' if row[9] == '0' else 'no process found')}"
+        f"held by {', '.join(holders.get(row[9], [])) or ('nobody: not accepted' if row[9] == '0' else 'no process')}"
         for row in mine
     ]
     try:
@@ -72,17 +76,21 @@ def listening_sockets() -> str:
     )
 
 
-def socket_holders(inodes: set[str]) -> dict[str, str]:
-    """inode -> "pid N fd M" for each socket inode, found through /proc/*/fd."""
-    found: dict[str, str] = {}
+def socket_holders(inodes: set[str]) -> dict[str, list[str]]:
+    """inode -> every "pid N fd M" holding that socket, found through /proc/*/fd."""
+    found: dict[str, list[str]] = {}
     for fd_folder in Path("/proc").glob("[0-9]*/fd"):
         try:
-            for entry in fd_folder.iterdir():
-                target = os.readlink(entry)
-                if target.startswith("socket:[") and target[8:-1] in inodes:
-                    found[target[8:-1]] = f"pid {fd_folder.parent.name} fd {entry.name}"
+            entries = list(fd_folder.iterdir())
         except OSError:
             continue
+        for entry in entries:
+            try:
+                target = os.readlink(entry)
+            except OSError:
+                continue
+            if target.startswith("socket:[") and target[8:-1] in inodes:
+                found.setdefault(target[8:-1], []).append(f"pid {fd_folder.parent.name} fd {entry.name}")
     return found
 
 
@@ -118,6 +126,34 @@ def test_the_desk_is_served_for_its_world_and_writes_through_the_tools() -> None
     call = world.trajectory.events[-1]
     assert (call["tool"], call["role"]) == ("get_order", "desk")  # the page after the redirect read the order
     assert [e["tool"] for e in world.trajectory.events if e["role"] == "desk"].count("issue_refund") == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (a process pool's workers are forked)")
+def test_a_forked_process_serves_its_own_sites_and_keeps_none_of_the_parents_sockets() -> None:
+    parent = desk()
+    parent_site, parent_port = site(parent), MOUNTS.port
+    assert MOUNTS._server is not None
+    listening = f"socket:[{os.fstat(MOUNTS._server.fileno()).st_ino}]"
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, then leave without running pytest's clean-up
+        try:
+            holders = socket_holders({listening[8:-1]}).get(listening[8:-1], [])
+            held = any(holder.startswith(f"pid {os.getpid()} ") for holder in holders)
+            child = desk()
+            status, _ = fetch(f"{site(child)}/tickets?customer=dana.kim@example.com", timeout=10)
+            report: dict[str, Any] = {"holds the parent's socket": held, "status": status, "port": MOUNTS.port}
+        except BaseException as exc:  # anything goes back to the parent, as text
+            report = {"error": repr(exc)}
+        os.write(write_end, json.dumps(report).encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as answer:
+        report = json.loads(answer.read() or b"{}")
+    os.waitpid(pid, 0)
+    assert report.pop("port", None) != parent_port, report
+    assert report == {"holds the parent's socket": False, "status": 200}
+    assert fetch(f"{parent_site}/tickets?customer=dana.kim@example.com")[0] == 200  # the parent's site goes on
 
 
 def test_a_fork_has_its_own_site_on_its_own_state() -> None:

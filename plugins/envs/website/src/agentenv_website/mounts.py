@@ -10,6 +10,7 @@ a state-changing request from another site's page is refused (the server has no 
 
 from __future__ import annotations
 
+import os
 import secrets
 import socketserver
 import threading
@@ -113,6 +114,17 @@ class Mounts:
         with mount.lock:  # the whole response is made inside: a world takes one call at a time
             return [b"".join(mount.app(environ, start_response))]
 
+    def forget_after_fork(self) -> None:
+        """In a forked child (a process pool's worker): the serving thread stayed in the parent, so the inherited
+        server would hand out URLs on the parent's port (answered by the parent, which knows none of the child's
+        mounts) and keep the parent's listening socket alive. The child drops it all and starts its own server
+        on its first mount; the lock is new too, since another thread may have held it at the fork."""
+        server, self._server, self._thread = self._server, None, None
+        self._mounts = {}
+        self._lock = threading.Lock()
+        if server is not None:
+            server.socket.close()  # the child's copy only: the parent's server goes on
+
     def close(self) -> None:
         with self._lock:
             server, self._server = self._server, None
@@ -129,3 +141,4 @@ def answer(start_response: Callable[..., Any], status: str, text: str) -> list[b
 
 
 MOUNTS = Mounts()
+os.register_at_fork(after_in_child=MOUNTS.forget_after_fork)
