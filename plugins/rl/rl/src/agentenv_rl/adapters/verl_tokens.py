@@ -21,6 +21,7 @@ it is tokenized once per tool list and prompt (`TurnRenderer.initial`).
 from __future__ import annotations
 
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -66,16 +67,40 @@ class Cut:
         )
 
 
+class _Kept:
+    """The last `CACHED` values by (an object's id, a text key), each kept with its object so the id stays its own;
+    locked: verl builds first prompts on its executor's threads."""
+
+    def __init__(self) -> None:
+        self._values: OrderedDict[tuple[int, str], tuple[Any, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, owner: Any, key: str) -> Any:
+        with self._lock:
+            found = self._values.get((id(owner), key))
+            if found is None or found[0] is not owner:
+                return None
+            self._values.move_to_end((id(owner), key))
+            return found[1]
+
+    def put(self, owner: Any, key: str, value: Any) -> None:
+        with self._lock:
+            self._values[(id(owner), key)] = (owner, value)
+            self._values.move_to_end((id(owner), key))
+            while len(self._values) > CACHED:
+                self._values.popitem(last=False)
+
+
 class _Shared:
     """What every builder over one tokenizer and set of template options reuses: its cut rule, the prefix texts
     and the first prompts' ids (verl makes a builder per trajectory)."""
 
     def __init__(self, tokenizer: Any, options: dict[str, Any]) -> None:
         self.tokenizer, self.options, self.cut = tokenizer, options, Cut(tokenizer)
-        self.texts: OrderedDict[tuple[int, str], tuple[Any, str]] = OrderedDict()
-        """(id of the tools, the prefix messages' JSON) → (the tools, kept so the id stays theirs; the text)."""
-        self.prompts: OrderedDict[tuple[int, str], tuple[Any, list[int]]] = OrderedDict()
-        """(id of the tools, the first messages' JSON) → (the tools; the first prompt's ids)."""
+        self.texts = _Kept()
+        """(the tools, the prefix messages' JSON) → the prefix's text."""
+        self.prompts = _Kept()
+        """(the tools, the first messages' JSON) → the first prompt's ids."""
         self.incremental = self.fallbacks = 0
         """How many deltas were tokenized alone, and how many went to verl's own method (for tests)."""
         self.keeps_prompts = "strftime_now" not in str(getattr(tokenizer, "chat_template", ""))
@@ -157,28 +182,23 @@ class TurnRenderer:
         self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, **media: Any
     ) -> list[int]:
         """The first prompt's ids, tokenized once per tool list and prompt (a copy each time)."""
-        if any(value is not None for name, value in media.items() if name != "mm_inputs_out"):
+        media_given = any(value is not None for name, value in media.items() if name != "mm_inputs_out")
+        if media_given or not self.state.keeps_prompts:
             return self.verls_initial(messages, tools=tools, **media)
-        if not self.state.keeps_prompts:
-            return self.verls_initial(messages, tools=tools, **media)
-        prompts, key = self.state.prompts, (id(tools), _key(messages))
-        found = prompts.get(key)
-        if found is None or found[0] is not tools:
-            found = (tools, self.verls_initial(messages, tools=tools, **media))
-            _keep(prompts, key, found)
-        else:
-            prompts.move_to_end(key)
-        return list(found[1])
+        key = _key(messages)
+        ids = self.state.prompts.get(tools, key)
+        if ids is None:
+            ids = self.verls_initial(messages, tools=tools, **media)
+            self.state.prompts.put(tools, key, ids)
+        return list(ids)
 
     def _prefix_text(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str | None:
-        texts, key = self.state.texts, (id(tools), _key(messages))
-        found = texts.get(key)
-        if found is not None and found[0] is tools:
-            texts.move_to_end(key)
-            return found[1]
-        text = self._text(messages, False, tools)
-        if text is not None:
-            _keep(texts, key, (tools, text))
+        key = _key(messages)
+        text: str | None = self.state.texts.get(tools, key)
+        if text is None:
+            text = self._text(messages, False, tools)
+            if text is not None:
+                self.state.texts.put(tools, key, text)
         return text
 
     def _text(self, messages: list[dict[str, Any]], generation: bool, tools: list[dict[str, Any]] | None) -> str | None:
@@ -194,10 +214,3 @@ class TurnRenderer:
 
 def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
-
-
-def _keep(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
-    cache[key] = value
-    cache.move_to_end(key)
-    while len(cache) > CACHED:
-        cache.popitem(last=False)
