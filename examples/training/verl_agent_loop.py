@@ -9,7 +9,9 @@ The glue: import the loop once in the rollout workers (verl registers it), and w
 Here, without GPUs or vLLM: verl's own `AgentLoopWorker`, built from verl's own trainer config (its tokenizer
 wiring, continuous-token merging, tool parser, padding and reward placement), runs two trajectories of each case;
 the rollout server is a stand-in answering the script (scripted.py) in tokens of a tokenizer trained here, over
-a tiny Qwen3 config (verl reads it; no weights). Prints each case's rewards and, last, a JSON summary.
+a tiny Qwen3 config (verl reads it; no weights). Each case runs again with every turn rendered by verl itself
+(`AgentEnvAgentLoop.incremental_tokens = False`): the batches must be the same. Prints each case's rewards and,
+last, a JSON summary.
 
 Run (verl 0.9 needs Python < 3.13): python examples/training/verl_agent_loop.py
 """
@@ -25,6 +27,8 @@ from typing import Any
 import numpy as np
 import torch
 import verl
+from agentenv_rl.adapters import verl_tokens
+from agentenv_rl.adapters.verl_loop import AgentEnvAgentLoop
 from agentenv_rl.api import verl_rows
 from hydra import compose, initialize_config_dir
 from scripted import REFUND_TOOLS, cases, hermes_texts
@@ -119,13 +123,32 @@ def roll(worker: AgentLoopWorker, task: str, tools: list[str] | None, n: int) ->
     return asyncio.run(worker.generate_sequences(batch))
 
 
+def same_batches(one: DataProto, other: DataProto) -> bool:
+    """Whether two rollouts gave the same tensors (prompts, responses, masks, rewards, log-probs) and fields."""
+    keys = set(one.batch.keys())
+    if keys != set(other.batch.keys()) or set(one.non_tensor_batch) != set(other.non_tensor_batch):
+        return False
+    tensors = all(torch.equal(one.batch[key], other.batch[key]) for key in keys)
+    return tensors and all(
+        [repr(v) for v in one.non_tensor_batch[key]] == [repr(v) for v in other.non_tensor_batch[key]]
+        for key in one.non_tensor_batch
+    )
+
+
 def main() -> None:
     scripts = {name: (task, hermes_texts(*script)) for name, (task, *script) in cases().items()}
     worker, server = build_worker([text for _, texts in scripts.values() for text in texts] * 4)
     summary = {}
     for name, (task, texts) in scripts.items():
         server.script = texts
-        out = roll(worker, task, REFUND_TOOLS if task == "support-refund" else None, 2)  # τ²'s role keeps its 17
+        tools = REFUND_TOOLS if task == "support-refund" else None  # τ²'s role keeps its 17
+        out = roll(worker, task, tools, 2)
+        first_prompt = server.tokenizer.decode(server.prompts[-len(texts) * 2])
+        AgentEnvAgentLoop.incremental_tokens = False  # the same rollout, every turn rendered by verl itself
+        try:
+            verls = roll(worker, task, tools, 2)
+        finally:
+            AgentEnvAgentLoop.incremental_tokens = True
         mask = out.batch["response_mask"]
         rewards = out.batch["rm_scores"].sum(-1).tolist()
         summary[name] = {
@@ -134,10 +157,29 @@ def main() -> None:
             "context": (out.batch["attention_mask"][:, out.batch["prompts"].size(1) :].sum(-1) - mask.sum(-1)).tolist(),
             "logprobs": out.batch["rollout_log_probs"][0][mask[0].bool()].unique().tolist(),
             "agentenv": [dict(fields) for fields in out.non_tensor_batch.get("agentenv", [])],
-            "first_prompt": server.tokenizer.decode(server.prompts[-len(texts) * 2]),
+            "first_prompt": first_prompt,
+            "same as verl's rendering": same_batches(out, verls),
         }
         print(f"{name}: rewards {rewards}")
+    summary["turn tokens"] = {**verl_tokens.counts(), "cuts": cuts(server.tokenizer)}
     print(json.dumps(summary))
+
+
+def cuts(tokenizer: PreTrainedTokenizerFast) -> dict[str, bool]:
+    """Where the turn renderer may cut a text of this tokenizer (`verl_tokens`), and whether tokenizing the two
+    halves alone gives the whole text's tokens there."""
+    cut = verl_tokens.Cut(tokenizer)
+    texts = {
+        "at <|im_start|>": ("<|im_start|>system\nhi<|im_end|>\n", "<|im_start|>user\nok<|im_end|>\n"),
+        "inside a word": ("<|im_start|>assistant\nRefun", "ded 89.99.<|im_end|>\n"),
+        "inside <|im_end|>": ("<|im_start|>user\nok<|im_", "end|>\n<|im_start|>assistant\n"),
+    }
+    found = {}
+    for name, (before, after) in texts.items():
+        ids = tokenizer.encode(before + after, add_special_tokens=False)
+        apart = tokenizer.encode(before, add_special_tokens=False) + tokenizer.encode(after, add_special_tokens=False)
+        found[f"{name}: safe"], found[f"{name}: same ids"] = cut.safe(before, after), ids == apart
+    return found
 
 
 if __name__ == "__main__":

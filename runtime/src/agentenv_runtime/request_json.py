@@ -25,8 +25,12 @@ def loads_request(raw: bytes | bytearray | str, *, strict: bool = False) -> Any:
     try:
         if not strict:
             return json.loads(raw)
-        value = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite)
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        if isinstance(raw, str) and not raw.startswith("\ufeff"):  # json.loads refuses a BOM; the decoder not
+            value = _STRICT.decode(raw)
+        else:
+            value = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite)
+        if _may_hold_surrogates(raw):
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
         return value
     except UnicodeEncodeError:
         raise JsonRefused("not valid JSON here: a string holds a lone surrogate escape (\\ud800…)") from None
@@ -40,6 +44,24 @@ def loads_request(raw: bytes | bytearray | str, *, strict: bool = False) -> Any:
         raise JsonRefused(f"not valid JSON here: {exc}") from None
 
 
+def _may_hold_surrogates(raw: bytes | bytearray | str) -> bool:
+    """Whether the value read from `raw` could hold a lone surrogate, which only a `\\u` escape, a surrogate in a
+    str itself, or (in bytes, which json.loads decodes with "surrogatepass") an encoded one (lead byte 0xED) can
+    put there. The check that finds them encodes the whole value again, which cost more than reading it; a
+    WebSocket step message (ASCII, no escapes) skips it."""
+    if isinstance(raw, str):
+        if "\\u" in raw:
+            return True
+        if raw.isascii():
+            return False
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    return b"\\u" in raw or b"\xed" in raw
+
+
 def _finite(text: str) -> float:
     value = float(text)
     if math.isinf(value):
@@ -49,3 +71,7 @@ def _finite(text: str) -> float:
 
 def _refuse_constant(name: str) -> Any:
     raise JsonRefused(f"not valid JSON: {name} is not a JSON value")
+
+
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite)
+"""The strict reader, made once (`json.loads` with options builds a decoder per call)."""

@@ -126,3 +126,12 @@ def test_verl_agent_loop_rolls_out_through_verls_agent_loop_worker(example: Exam
     assert '"name": "lookup_account"' not in solved["first_prompt"]  # trimmed to the row's tools
     opening = seen["tau2 solved"]["first_prompt"]
     assert "Retail agent policy" in opening and "#W2378156" in opening  # the policy, then the customer's opening
+    # each turn's messages tokenized alone: every case's batch equals the one verl's own rendering of every turn
+    # gives (tool results, errors, the customer's replies), and the fast path ran for every turn
+    turns = seen.pop("turn tokens")
+    assert all(case["same as verl's rendering"] for case in seen.values())
+    assert turns["incremental"] >= 20 and turns["fallbacks"] == 0
+    cuts = turns["cuts"]  # the cut rule on this tokenizer: safe only where the ids do not change
+    assert cuts["at <|im_start|>: safe"] and cuts["at <|im_start|>: same ids"]
+    assert not cuts["inside a word: same ids"] and not cuts["inside a word: safe"]
+    assert not cuts["inside <|im_end|>: same ids"] and not cuts["inside <|im_end|>: safe"]

@@ -12,14 +12,15 @@ with the world's tools in the chat template; each generation is read by verl's t
 `multi_turn.format` (falling back to `assistant_message`, which also answers an unreadable `<tool_call>` with an
 error) and played with `aapply_assistant`; tool results and the simulated user's replies are merged back as
 context tokens (mask 0). Text without a call is the answer, or a message to the task's simulated user. The reward
-is the task's verifiers' score. `verl_rows(task, seeds)` writes the rows. verl is imported with this module, never
-by `agentenv_rl.api` until it is asked for.
+is the task's verifiers' score. Each turn's new messages are tokenized alone, giving the ids verl's own rendering
+gives (`agentenv_rl.adapters.verl_tokens`). `verl_rows(task, seeds)` writes the rows. verl is imported with this
+module, never by `agentenv_rl.api` until it is asked for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 from uuid import uuid4
 
 from agentenv_runtime import openai_tools
@@ -31,10 +32,15 @@ from verl.tools.schemas import OpenAIFunctionToolSchema
 from agentenv_rl.adapters.chat import aapply_assistant, opening_messages, row_messages
 from agentenv_rl.adapters.starts import afresh_episode, base_episode
 from agentenv_rl.adapters.text import assistant_message
+from agentenv_rl.adapters.verl_tokens import TurnRenderer
 from agentenv_rl.episode import StepResult
 
 AGENT_NAME = "agentenv"
 DEFAULT_MAX_TURNS = 16
+_TOOL_FORMS: dict[int, tuple[list[dict[str, Any]], list[dict[str, Any]], list[OpenAIFunctionToolSchema] | None]] = {}
+"""id of a start's tool list → (the list, kept so the id stays its own; its OpenAI functions; verl's schemas)."""
+Merged = tuple[Any, list[int], list[float] | None]
+"""verl's continuous-token merge: (its `MergeResult`, the response mask, the response log-probs)."""
 
 
 def verl_rows(
@@ -61,6 +67,10 @@ def verl_rows(
 class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no type information
     """One episode of the row's task, rolled out in tokens through verl's servers; the reward is its score."""
 
+    incremental_tokens = True
+    """Tokenize each turn's new messages alone where that gives verl's token ids (`verl_tokens.TurnRenderer`);
+    False: verl renders every turn itself (the same ids, several times the CPU)."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.pop("tools", None)  # verl's configured tools: an episode's tools are its world's
         super().__init__(*args, **kwargs)
@@ -68,15 +78,25 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
         self.tool_parser = ToolParser.get_tool_parser(multi_turn.format, self.tokenizer)
         self.max_turns = int(multi_turn.max_assistant_turns or DEFAULT_MAX_TURNS)
         self.response_length = int(self.rollout_config.response_length)
+        self.turns = TurnRenderer.install(self.continuous_token_builder) if self.incremental_tokens else None
 
     @staticmethod
-    def _schemas(functions: list[dict[str, Any]]) -> list[OpenAIFunctionToolSchema] | None:
-        """The tools as verl's schema model, for the parsers that read them; None when one does not fit it (an
-        `anyOf` property has no `type`): those parsers then go without."""
-        try:
-            return [OpenAIFunctionToolSchema.model_validate(f) for f in functions]
-        except ValidationError:
-            return None
+    def _tools(tools: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[OpenAIFunctionToolSchema] | None]:
+        """An episode's tools as OpenAI functions (what the chat template renders) and as verl's schema model (for
+        the parsers that read them; None when one does not fit it, an `anyOf` property has no `type`: those
+        parsers then go without). Made once per start's tool list, which its forks share: the same list each
+        trajectory, which is how the first prompt's tokens are found again."""
+        found = _TOOL_FORMS.get(id(tools))
+        if found is None or found[0] is not tools:
+            functions = openai_tools(tools)
+            try:
+                schemas: list[OpenAIFunctionToolSchema] | None = [
+                    OpenAIFunctionToolSchema.model_validate(f) for f in functions
+                ]
+            except ValidationError:
+                schemas = None
+            found = _TOOL_FORMS[id(tools)] = (tools, functions, schemas)
+        return found[1], found[2]
 
     async def _message(self, token_ids: list[int], schemas: list[OpenAIFunctionToolSchema] | None) -> dict[str, Any]:
         """A generation as an OpenAI assistant message: verl's tool parser first, then ours."""
@@ -103,8 +123,7 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
         seed = None if extra.get("seed") is None else int(extra["seed"])
         tools = extra.get("tools")
         episode = await afresh_episode(str(extra["task"]), seed, tools=tools)
-        functions = openai_tools(episode.tools())
-        schemas = self._schemas(functions)
+        functions, schemas = self._tools(episode.tools())
         given = kwargs.get("raw_prompt")  # a list, or a numpy array of messages out of verl's batch
         messages = opening_messages(episode, [] if given is None else [dict(m) for m in given])
         token_ids: list[int] = await self.ct_build_initial_tokens(messages, tools=functions)
@@ -119,8 +138,8 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
             )
             turns += 1
             so_far = logprobs if logprobs or output.log_probs else None
-            merged, mask, aligned = await self.ct_merge_assistant_token(
-                token_ids, output.token_ids, mask, so_far, assistant_logprobs=output.log_probs or None
+            merged, mask, aligned = await self._merge_assistant(
+                token_ids, output.token_ids, mask, so_far, output.log_probs or None
             )
             token_ids, logprobs = merged.token_ids, aligned or logprobs
             message = await self._message(output.token_ids, schemas)
@@ -129,14 +148,53 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
             if final is not None or len(mask) >= self.response_length:
                 break
             messages = [*previous, *added]
-            merged, mask, aligned = await self.ct_merge_context_msg(
-                previous, messages, token_ids, mask, logprobs or None, tools=functions
+            merged, mask, aligned = await self._merge_context(
+                previous, messages, token_ids, mask, logprobs or None, functions
             )
             token_ids, logprobs = merged.token_ids, (aligned or []) if logprobs else logprobs
         truncated = final is None
         if final is None:  # out of turns or tokens: graded as it stands
             final = await episode.astep({"answer": ""})
         return self._output(token_ids, prompt_length, mask, logprobs, final, turns, truncated)
+
+    async def _merge_assistant(
+        self,
+        token_ids: list[int],
+        generated: list[int],
+        mask: list[int],
+        logprobs: list[float] | None,
+        generated_logprobs: list[float] | None,
+    ) -> Merged:
+        """verl's `ct_merge_assistant_token`; on this loop when the turn renderer is installed (then each merge
+        takes microseconds, less than handing it to a thread and back, which verl does for its full renders)."""
+        if self.turns is None:
+            return cast(
+                Merged,
+                await self.ct_merge_assistant_token(
+                    token_ids, generated, mask, logprobs, assistant_logprobs=generated_logprobs
+                ),
+            )
+        builder = self.continuous_token_builder
+        merged = builder.merge_assistant_tokens(token_ids, generated)
+        aligned = builder.align_response_metadata(merged, mask, logprobs, assistant_logprobs=generated_logprobs)
+        return merged, *aligned
+
+    async def _merge_context(
+        self,
+        previous: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        token_ids: list[int],
+        mask: list[int],
+        logprobs: list[float] | None,
+        functions: list[dict[str, Any]],
+    ) -> Merged:
+        """verl's `ct_merge_context_msg`, on this loop when the turn renderer is installed (as `_merge_assistant`)."""
+        if self.turns is None:
+            merging = self.ct_merge_context_msg(previous, messages, token_ids, mask, logprobs, tools=functions)
+            return cast(Merged, await merging)
+        builder = self.continuous_token_builder
+        merged = builder.merge_context_tokens(previous, messages, token_ids, tools=functions)
+        return merged, *builder.align_response_metadata(merged, mask, logprobs)
 
     def _output(
         self,
