@@ -8,6 +8,7 @@ import gc
 import json
 import os
 import tempfile
+import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -41,8 +42,12 @@ def fetch(
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
     except TimeoutError:
-        stacks = thread_stacks()
-        pytest.fail(f"{url} gave no answer in {timeout} s; {listening_sockets()}; where every thread was:\n{stacks}")
+        stacks, sockets, threads = thread_stacks(), listening_sockets(), thread_times()
+        again = "answered" if retry_answers(url) else "no answer either"
+        pytest.fail(
+            f"{url} gave no answer in {timeout} s (a second request a moment later: {again}); {sockets}; "
+            f"threads by CPU time: {threads}; where every thread was:\n{stacks}"
+        )
 
 
 def listening_sockets() -> str:
@@ -92,6 +97,34 @@ def socket_holders(inodes: set[str]) -> dict[str, list[str]]:
             if target.startswith("socket:[") and target[8:-1] in inodes:
                 found.setdefault(target[8:-1], []).append(f"pid {fd_folder.parent.name} fd {entry.name}")
     return found
+
+
+def thread_times() -> str:
+    """Each thread of this process with its state and CPU seconds, busiest first: a thread that held the GIL
+    through the wait (a C call that never releases it) would stand out."""
+    names = {str(thread.native_id): thread.name for thread in threading.enumerate()}
+    rows = []
+    for task in Path("/proc/self/task").iterdir():
+        name = names.get(task.name, "(not a Python thread)")
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        rows.append((int(fields[11]) + int(fields[12]), f"{name} [{task.name}] {fields[0]}"))
+    ticks = os.sysconf("SC_CLK_TCK")
+    return ", ".join(f"{label} {cpu / ticks:.1f} s" for cpu, label in sorted(rows, reverse=True)[:8])
+
+
+def retry_answers(url: str) -> bool:
+    """Whether the same GET answers within 10 s now: a stall that passed, or a server that stays deaf."""
+    try:
+        with DIRECT.open(url.split("?")[0], timeout=10) as response:
+            response.read()
+    except urllib.error.HTTPError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 def thread_stacks() -> str:
