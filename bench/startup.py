@@ -21,6 +21,9 @@ caches): compiling every module on every start is not what a user's installed to
 
 Targets: `agentenv --help` ≤ 50 ms over `python -c pass` (the kernel-split issue) and ≥ 20× faster than the peer's;
 `agentenv run hello` ≥ 10× faster than the peer's `agent-env run hello` (issue 32); `--version` imports nothing heavy.
+Where `run hello`'s time goes (measured 2026-12-06): a script that only imports pydantic and asyncio, builds one
+model and runs an empty `asyncio.run` costs about two thirds of it (~170 ms of ~250 ms on a quiet machine), so 10×
+the peer (~180 ms) would leave our own code (CLI, plugin host, engine, store, the run) ~10 ms; it takes ~80 ms.
 Also reported (not timed): which heavy SDKs and frameworks each command imports. `plugin list` must import
 none of docker, boto3, mcp, a2a, modal, e2b, google.cloud, fastapi, openai; `--help` must not import pydantic
 or typer either. The numbers depend on the machine: compare the overheads, never absolute times.

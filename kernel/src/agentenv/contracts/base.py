@@ -16,7 +16,7 @@ SettingsT = TypeVar("SettingsT", bound=BaseModel, default=BaseModel)
 class NoSettings(BaseModel):
     """Settings model of a contribution that takes none; unknown keys are refused."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Contribution:

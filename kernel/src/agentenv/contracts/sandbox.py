@@ -24,7 +24,7 @@ class NetworkPolicy(BaseModel):
 class SandboxSpec(BaseModel):
     """What to create. Resource fields are limits; None means the provider's default."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     mode: Literal["container", "vm"] = "container"
     image: str | None = None

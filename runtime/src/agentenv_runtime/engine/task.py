@@ -26,13 +26,13 @@ class TaskError(ValueError):
 
 
 class RetrySpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
     from_: str = Field(alias="from", description="The earlier step to run again from.")
     times: int = Field(1, ge=1, le=100, description="How many extra attempts.")
 
 
 class StepDecl(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Unique step id.")
     type: str = Field(description="The step type (see `agentenv steps list`).")
     depends_on: list[str] | None = Field(None, description="Step ids this waits for; absent = every earlier step.")

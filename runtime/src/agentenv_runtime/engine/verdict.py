@@ -21,7 +21,7 @@ Fraction = Annotated[StrictFloat, Field(ge=0, le=1, allow_inf_nan=False)]
 class Criterion(BaseModel):
     """One graded criterion of a verifier's result: what was checked, whether it held, and the evidence."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     criterion: str | None = None
     passed: StrictBool | None = None
@@ -33,7 +33,7 @@ class Criterion(BaseModel):
 class VerifierResult(BaseModel):
     """A verifier step's output. Return it (or the same fields as a dict) from `execute`."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     score: Fraction
     passed: StrictBool | None = None

@@ -35,7 +35,7 @@ class Action(BaseModel):
     """One step of a turn: a tool `call` (with `args`, optional `save` and `expect`), a `say`, or a `write`
     of a file (`write` = its name, `text` = its content) that the response carries as an output file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     call: str | None = None
     args: dict[str, Any] = {}
@@ -84,7 +84,7 @@ class Action(BaseModel):
 class Turn(BaseModel):
     """What the agent does for one user message."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     actions: list[Action] = []
 

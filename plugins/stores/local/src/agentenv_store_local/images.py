@@ -47,7 +47,7 @@ _MAX_NAME = 255
 class LocalImageSettings(BaseModel):
     """Settings of the `local` image store."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str = Field(
         ".agentenv/data/images",
