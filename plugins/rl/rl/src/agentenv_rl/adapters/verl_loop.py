@@ -32,13 +32,13 @@ from verl.tools.schemas import OpenAIFunctionToolSchema
 from agentenv_rl.adapters.chat import aapply_assistant, opening_messages, row_messages
 from agentenv_rl.adapters.starts import afresh_episode, base_episode
 from agentenv_rl.adapters.text import assistant_message
-from agentenv_rl.adapters.verl_tokens import TurnRenderer
+from agentenv_rl.adapters.verl_tokens import Kept, TurnRenderer
 from agentenv_rl.episode import StepResult
 
 AGENT_NAME = "agentenv"
 DEFAULT_MAX_TURNS = 16
-_TOOL_FORMS: dict[int, tuple[list[dict[str, Any]], list[dict[str, Any]], list[OpenAIFunctionToolSchema] | None]] = {}
-"""id of a start's tool list → (the list, kept so the id stays its own; its OpenAI functions; verl's schemas)."""
+_TOOL_FORMS = Kept()
+"""A start's tool list → (its OpenAI functions, verl's schemas)."""
 Merged = tuple[Any, list[int], list[float] | None]
 """verl's continuous-token merge: (its `MergeResult`, the response mask, the response log-probs)."""
 
@@ -86,8 +86,8 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
         the parsers that read them; None when one does not fit it, an `anyOf` property has no `type`: those
         parsers then go without). Made once per start's tool list, which its forks share: the same list each
         trajectory, which is how the first prompt's tokens are found again."""
-        found = _TOOL_FORMS.get(id(tools))
-        if found is None or found[0] is not tools:
+        found = _TOOL_FORMS.get(tools, "forms")
+        if found is None:
             functions = openai_tools(tools)
             try:
                 schemas: list[OpenAIFunctionToolSchema] | None = [
@@ -95,8 +95,9 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
                 ]
             except ValidationError:
                 schemas = None
-            found = _TOOL_FORMS[id(tools)] = (tools, functions, schemas)
-        return found[1], found[2]
+            found = (functions, schemas)
+            _TOOL_FORMS.put(tools, "forms", found)
+        return found  # type: ignore[no-any-return]
 
     async def _message(self, token_ids: list[int], schemas: list[OpenAIFunctionToolSchema] | None) -> dict[str, Any]:
         """A generation as an OpenAI assistant message: verl's tool parser first, then ours."""

@@ -67,9 +67,9 @@ class Cut:
         )
 
 
-class _Kept:
+class Kept:
     """The last `CACHED` values by (an object's id, a text key), each kept with its object so the id stays its own;
-    locked: verl builds first prompts on its executor's threads."""
+    locked: verl builds first prompts on its executor's threads. Bounded, since a long run meets many objects."""
 
     def __init__(self) -> None:
         self._values: OrderedDict[tuple[int, str], tuple[Any, Any]] = OrderedDict()
@@ -97,9 +97,9 @@ class _Shared:
 
     def __init__(self, tokenizer: Any, options: dict[str, Any]) -> None:
         self.tokenizer, self.options, self.cut = tokenizer, options, Cut(tokenizer)
-        self.texts = _Kept()
+        self.texts = Kept()
         """(the tools, the prefix messages' JSON) → the prefix's text."""
-        self.prompts = _Kept()
+        self.prompts = Kept()
         """(the tools, the first messages' JSON) → the first prompt's ids."""
         self.incremental = self.fallbacks = 0
         """How many deltas were tokenized alone, and how many went to verl's own method (for tests)."""
