@@ -4,6 +4,7 @@ own state, forms change the world through its tools as the env's role, and nothi
 from __future__ import annotations
 
 import gc
+import http.client
 import json
 import os
 import sys
@@ -22,7 +23,43 @@ from agentenv_website.api import WebsiteEnv, WebsiteError
 from agentenv_website.mounts import MOUNTS
 from pydantic import ValidationError
 
-DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+WATCHED: list[str] = []
+"""What `_Watched` saw of each connection that got no answer."""
+
+
+class _Watched(http.client.HTTPConnection):
+    """A connection that, when its answer does not come, notes whether its descriptor still holds the socket it
+    connected (other code in the process closing a number it no longer owns would give it to something else)."""
+
+    def connect(self) -> None:
+        super().connect()
+        self.held = (descriptor(self.sock.fileno()), self.sock.getsockname()[1])
+
+    def getresponse(self) -> http.client.HTTPResponse:
+        try:
+            return super().getresponse()
+        except TimeoutError:
+            fd = self.sock.fileno() if self.sock is not None else -1
+            WATCHED.append(
+                f"the client's fd {fd} (local port {self.held[1]}) held {self.held[0]} once connected and holds "
+                f"{descriptor(fd)} now"
+            )
+            raise
+
+
+class _WatchedHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_Watched, req)
+
+
+def descriptor(fd: int) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError as exc:
+        return f"nothing ({exc.strerror})"
+
+
+DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}), _WatchedHandler)
 APP = "agentenv_helpdesk.web:app"
 
 
@@ -45,7 +82,8 @@ def fetch(
         stacks, sockets, threads = thread_stacks(), listening_sockets(), thread_times()
         again = "answered" if retry_answers(url) else "no answer either"
         pytest.fail(  # no pytest traceback: CI keeps only the start and end of a long log
-            f"{url} gave no answer in {timeout} s (a second request a moment later: {again}); {sockets}; "
+            f"{url} gave no answer in {timeout} s (a second request a moment later: {again}); "
+            f"{WATCHED[-1] if WATCHED else 'the client saw no timeout'}; {sockets}; "
             f"threads by CPU time: {threads}; where every thread not parked in a wait was:\n{stacks}",
             pytrace=False,
         )
