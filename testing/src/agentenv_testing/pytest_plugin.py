@@ -15,6 +15,10 @@ Fixtures:
   session (skips when it is not installed, fails instead under `AGENTENV_CI=1`): the registry cloud image stores
   push to in tests.
 
+Each test's teardown also fails when a thread is left blocked in `accept()` on a socket that was closed without a
+shutdown (`agentenv_testing.lingering` says why that breaks other tests, much later); set
+`AGENTENV_TESTING_ALLOW_LINGERING_ACCEPT=1` to turn the check off.
+
 Only the standard library and the kernel are imported here, so having the plugin installed costs every
 pytest session nothing.
 """
@@ -40,6 +44,30 @@ if TYPE_CHECKING:
 
 CI_VAR = "AGENTENV_CI"
 """Set by `.ci/run`: the services its setup scripts install are required, never a reason to skip."""
+LINGERING_VAR = "AGENTENV_TESTING_ALLOW_LINGERING_ACCEPT"
+_lingering_reported: set[int] = set()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """After the test's fixtures are finalized: no thread it started may be left in `accept()` on a closed socket
+    (each such thread is reported once, by the test after whose teardown it was first seen)."""
+    result = yield
+    if os.environ.get(LINGERING_VAR, "") in ("", "0"):
+        from agentenv_testing.lingering import lingering_accepts
+
+        stuck = {ident: text for ident, text in lingering_accepts().items() if ident not in _lingering_reported}
+        if stuck:
+            _lingering_reported.update(stuck)
+            raise pytest.fail.Exception(
+                f"{item.nodeid} left {'; '.join(stuck.values())} on a socket closed without a shutdown: call "
+                "`sock.shutdown(socket.SHUT_RDWR)` before `sock.close()` (it wakes the thread), then join the "
+                "thread. A signal can restart that accept() on whatever socket next gets the descriptor number, "
+                f"and take another server's connections (see agentenv_testing.lingering; {LINGERING_VAR}=1 turns "
+                "this check off)",
+                pytrace=False,
+            )
+    return result
 
 
 def write_local_config(folder: Path) -> Path:

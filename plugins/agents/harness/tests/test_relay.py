@@ -31,9 +31,12 @@ def upper_server() -> Iterator[tuple[str, int]]:
                     received += chunk
                 connection.sendall(received.upper())
 
-    threading.Thread(target=serve, daemon=True).start()
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
     yield "127.0.0.1", server.getsockname()[1]
+    server.shutdown(socket.SHUT_RDWR)  # wakes the accept(): a close alone leaves the thread in it for good
     server.close()
+    thread.join(10)
 
 
 def test_the_relay_copies_both_ways_and_keeps_a_half_close(upper_server: tuple[str, int]) -> None:

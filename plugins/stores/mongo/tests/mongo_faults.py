@@ -69,6 +69,8 @@ class MongoFaultProxy:
         return self
 
     def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes _accept: a close alone leaves it in accept() for good
         self.listener.close()
         with self._lock:
             sockets, self._open = list(self._open), set()
