@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from agentenv_testing.lingering import accepting_closed_sockets, lingering_accepts
+from agentenv_testing.pytest_plugin import LINGERING_VAR
 
 
 def accept_once(server: socket.socket, got: list[object]) -> threading.Thread:
@@ -113,26 +114,25 @@ def test_the_pytest_plugin_fails_the_teardown_of_the_test_that_left_one(tmp_path
             """
         )
     )
-    env = {key: value for key, value in os.environ.items() if key != "AGENTENV_TESTING_ALLOW_LINGERING_ACCEPT"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_leaves.py")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = pytest_on(tmp_path / "test_leaves.py")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "2 passed, 1 error" in done.stdout  # reported once, at the teardown of the test that left it
     assert "ERROR test_leaves.py::test_leaves_a_thread" in done.stdout
     assert "on a socket closed without a shutdown: call `sock.shutdown(socket.SHUT_RDWR)`" in done.stdout
-    env["AGENTENV_TESTING_ALLOW_LINGERING_ACCEPT"] = "1"
-    allowed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_leaves.py")],
-        cwd=tmp_path,
+    allowed = pytest_on(tmp_path / "test_leaves.py", allow_lingering="1")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+
+
+def pytest_on(test_file: Path, allow_lingering: str | None = None) -> subprocess.CompletedProcess[str]:
+    """pytest run on `test_file` in a process of its own, with the plugin's check on unless `allow_lingering`."""
+    env = {key: value for key, value in os.environ.items() if key != LINGERING_VAR}
+    if allow_lingering is not None:
+        env[LINGERING_VAR] = allow_lingering
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        cwd=test_file.parent,
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert allowed.returncode == 0, allowed.stdout + allowed.stderr

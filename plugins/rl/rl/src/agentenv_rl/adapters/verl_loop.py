@@ -97,7 +97,7 @@ class AgentEnvAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl ships no t
                 schemas = None
             found = (functions, schemas)
             _TOOL_FORMS.put(tools, "forms", found)
-        return found  # type: ignore[no-any-return]
+        return cast(tuple[list[dict[str, Any]], list[OpenAIFunctionToolSchema] | None], found)
 
     async def _message(self, token_ids: list[int], schemas: list[OpenAIFunctionToolSchema] | None) -> dict[str, Any]:
         """A generation as an OpenAI assistant message: verl's tool parser first, then ours."""
