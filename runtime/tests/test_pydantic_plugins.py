@@ -1,9 +1,11 @@
 """The runtime's commands spare pydantic its plugin scan only when no installed distribution declares a plugin;
 an installed pydantic plugin still sees every model, and a new one is noticed at once (the answer is cached with
-plugin discovery, keyed by what is installed)."""
+plugin discovery, keyed by what is installed). With none installed, pydantic's loader is not even imported (nor
+`importlib.metadata` with it) until a name other than `get_plugins` is read from it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from agentenv_testing.installs import dist_info_dirname, run_python
@@ -73,3 +75,58 @@ def test_pydantic_switch_left_to_pydantic(tmp_path: Path) -> None:
     env = {"AGENTENV_CACHE_DIR": str(tmp_path / "cache"), "PYDANTIC_DISABLE_PLUGINS": "fixture"}
     plugins = install_pydantic_plugin(tmp_path / "site")
     assert run_python(CHECK, paths=[plugins], env=env).split() == ["True", "False"]
+
+
+VALIDATES = """
+import json, sys
+import agentenv_runtime.cli
+from pydantic import BaseModel, ValidationError
+
+class Order(BaseModel):
+    quantity: int
+
+try:
+    Order(quantity="many")
+    refused = False
+except ValidationError:
+    refused = True
+print(json.dumps([refused, Order(quantity="3").quantity, "importlib.metadata" in sys.modules]))
+"""
+
+
+def test_no_plugin_installed_validation_unchanged_and_no_metadata_import(tmp_path: Path) -> None:
+    cache = {"AGENTENV_CACHE_DIR": str(tmp_path / "cache")}
+    run_python("import agentenv_runtime.cli", env=cache)  # the first start caches the scan's verdict
+    refused, quantity, metadata_imported = json.loads(run_python(VALIDATES, env=cache))
+    assert refused is True and quantity == 3
+    assert metadata_imported is False, "pydantic's loader (and importlib.metadata) were imported"
+
+
+def test_any_other_loader_name_loads_pydantics_own_loader_told_no_plugins(tmp_path: Path) -> None:
+    facts = run_python(
+        """
+        import json, sys
+        import agentenv_runtime.cli
+        from agentenv_runtime.pydantic_plugins import LOADER
+        stand_in = sys.modules[LOADER]
+        from pydantic.plugin._loader import PYDANTIC_ENTRY_POINT_GROUP, get_plugins
+        real = sys.modules[LOADER]
+        print(json.dumps([stand_in is not real, PYDANTIC_ENTRY_POINT_GROUP, real.__file__.endswith("_loader.py"),
+                          real._plugins, list(get_plugins())]))
+        """,
+        env={"AGENTENV_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert json.loads(facts) == [True, "pydantic", True, {}, []]
+
+
+def test_a_loader_pydantic_imported_already_is_told_no_plugins(tmp_path: Path) -> None:
+    facts = run_python(
+        """
+        import json, sys
+        import pydantic.plugin._loader as loader
+        import agentenv_runtime.cli
+        print(json.dumps([sys.modules["pydantic.plugin._loader"] is loader, loader._plugins]))
+        """,
+        env={"AGENTENV_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert json.loads(facts) == [True, {}]
