@@ -93,3 +93,22 @@ def test_collect_garbage_again_freezes_what_start_up_made() -> None:
     finally:
         gc.unfreeze()
         gc.enable()
+
+
+def test_a_reader_that_left_early_gets_no_traceback() -> None:
+    """`agentenv --help | head -1`: the pipe closes before the help is written (unbuffered output, so the write
+    itself fails, as it does once the help outgrows the pipe's buffer)."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)
+    with os.fdopen(write, "w") as closed:
+        done = subprocess.run(
+            [sys.executable, "-m", "agentenv", "--help"],
+            stdout=closed,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            timeout=120,
+        )
+    assert (done.returncode, done.stderr) == (1, "")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentenv.cli.main import KERNEL_COMMANDS, _plugin_commands
+from agentenv.cli.main import _plugin_commands, kernel_commands
 from agentenv_runtime.engine.engine import preflight
 from agentenv_runtime.engine.task import TaskError, read_task
 from agentenv_testing.installs import CliResult
@@ -55,7 +55,7 @@ def test_unknown_third_party_step_type_names_a_fix_that_exists(tmp_path: Path) -
     path, message = _error(tmp_path, [{"id": "x", "type": "frobnicate"}], Picky)
     assert message.startswith(f"{path}: step 'x': field `type`: unknown step type 'frobnicate'; fix: ")
     named = re.findall(r"agentenv ([a-z-]+)", message.split("fix: ", 1)[1])
-    missing = [name for name in named if name not in {*KERNEL_COMMANDS, *_plugin_commands()}]
+    missing = [name for name in named if name not in {*kernel_commands(), *_plugin_commands()}]
     assert not missing, f"the fix names commands that do not exist ({missing}): {message}"
     assert "picky" in message, f"the fix should list the installed step types: {message}"
 

@@ -8,23 +8,30 @@ for the one command that actually runs.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
 
 from agentenv import __version__
-from agentenv.contracts import kinds
-from agentenv.contracts.cli import CliCommand
 
-KERNEL_COMMANDS: dict[str, CliCommand] = {
-    "config": CliCommand("config", "Show the resolved configuration and where each value came from.",
-                         "agentenv.cli.config_cmd:app"),
-    "plugin": CliCommand("plugin", "List, inspect, check, add and remove plugins.", "agentenv.cli.plugin_cmd:app"),
-}  # fmt: skip
-"""The kernel's own commands; every other command (`run`, `env`, `serve`, …) comes from a plugin."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the root help, when cached, imports neither `typing` nor the contracts (`dataclasses`)
+    from collections.abc import Sequence
+    from typing import Any
+
+    from agentenv.contracts.cli import CliCommand
+
 ABOUT = "Build simulated worlds for AI agents once; host many tasks and any agent in them."
+
+
+def kernel_commands() -> dict[str, CliCommand]:
+    """The kernel's own commands; every other command (`run`, `env`, `serve`, …) comes from a plugin."""
+    from agentenv.contracts.cli import CliCommand
+
+    return {
+        "config": CliCommand("config", "Show the resolved configuration and where each value came from.",
+                             "agentenv.cli.config_cmd:app"),
+        "plugin": CliCommand("plugin", "List, inspect, check, add and remove plugins.", "agentenv.cli.plugin_cmd:app"),
+    }  # fmt: skip
 
 
 def _plugin_commands(group: str = "") -> dict[str, CliCommand]:
@@ -32,14 +39,25 @@ def _plugin_commands(group: str = "") -> dict[str, CliCommand]:
     declared as `CliCommand("env validate", …)`. Help texts name the distribution that brings each."""
     from dataclasses import replace
 
+    from agentenv.contracts import kinds
     from agentenv.plugins.host import get_host
 
-    found = {}
+    kernel, found = kernel_commands(), {}
     for name, entry in get_host().registry(kinds.CLI_COMMANDS).items():
         parent, _, sub = name.partition(" ")
-        if (sub and parent == group and " " not in sub) or (not sub and not group and name not in KERNEL_COMMANDS):
+        if (sub and parent == group and " " not in sub) or (not sub and not group and name not in kernel):
             found[sub or name] = replace(entry.obj, help=f"{entry.obj.help} ({entry.dist})")
     return found
+
+
+def root_help() -> str:
+    """The root help, from the cache while nothing it was made from changed (`agentenv.plugins.cache.cached_text`):
+    then `agentenv --help` imports no plugin, no contract and no `typing`."""
+    from agentenv.plugins.cache import cached_text
+
+    ours = sorted((name, value) for name, value in os.environ.items() if name.startswith("AGENTENV_"))
+    settings = "".join(f"{name}={value}\n" for name, value in ours)  # the plugin allow and deny lists among them
+    return cached_text("root-help", lambda: _root_help(kernel_commands() | _plugin_commands()), os.environ, settings)
 
 
 def _root_help(commands: dict[str, CliCommand]) -> str:
@@ -70,15 +88,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             fix = f"pip uninstall agentenv && pip install --force-reinstall agentenv-kernel=={__version__}"
             print(f"warning: {found} also installs a top-level `agentenv`; fix: {fix}", file=sys.stderr)
         return 0
+    if not args or args[0] in ("-h", "--help"):
+        print(root_help())
+        return 0
     from agentenv.contracts.ref import load_target
 
-    commands = dict(KERNEL_COMMANDS)
-    name = args[0] if args else ""
+    commands, name = kernel_commands(), args[0]
     if name not in commands:
         commands.update(_plugin_commands())
-    if not args or name in ("-h", "--help"):
-        print(_root_help(commands))
-        return 0
     if name not in commands:
         import difflib
 
@@ -146,17 +163,22 @@ def entry_point() -> int:
     gc.disable()
     try:
         code = main()
+    except BrokenPipeError:  # the reader left early (`agentenv --help | head -1`): no traceback, nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 1
     finally:
         collect_garbage_again()
-    import threading
-
-    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    threading = sys.modules.get("threading")  # not imported: no thread was started with it
+    main_thread = threading.main_thread() if threading else None
+    others = [t for t in threading.enumerate() if not t.daemon and t is not main_thread] if threading else []
     if others or sys.gettrace() is not None or sys.getprofile() is not None:
         return code
     import atexit
 
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe (`agentenv … | head`) or stream
+        try:  # noqa: SIM105 - `contextlib` would be one more import for `agentenv --help`
             stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`agentenv … | head`) or stream
+            pass
     os._exit(code)

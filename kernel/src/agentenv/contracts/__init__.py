@@ -10,9 +10,9 @@ This package is a leaf: it imports only the standard library, pydantic (and its 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from agentenv.contracts.lazy import lazy_getattr
+
+TYPE_CHECKING = False  # not `typing`'s: `agentenv --help` imports this package, and must not import `typing`
 
 if TYPE_CHECKING:  # for type checkers (exported through __all__); at run time __getattr__ imports them
     from agentenv.contracts import kinds

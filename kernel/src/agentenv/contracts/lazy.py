@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `agentenv --help` imports this module, and must not import `typing`
+    from collections.abc import Callable
+    from typing import Any
 
 
 def lazy_getattr(package: str, homes: dict[str, str]) -> Callable[[str], Any]:
