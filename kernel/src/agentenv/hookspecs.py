@@ -79,7 +79,8 @@ class AgentenvSpecs:
 
     @hookspec
     def agentenv_register_cli_commands(self) -> list[CliCommand]:
-        """Extra `agentenv` sub-commands, loaded only when invoked (see `CliCommand`)."""
+        """Extra `agentenv` sub-commands, loaded only when invoked (see `CliCommand`). Return the same list for the
+        same code and `AGENTENV_*` settings: the root help is cached until one of those changes."""
         raise NotImplementedError
 
     @hookspec
