@@ -168,9 +168,9 @@ def entry_point() -> int:
         code = 1
     finally:
         collect_garbage_again()
-    threading = sys.modules.get("threading")  # not imported: no thread was started with it
-    main_thread = threading.main_thread() if threading else None
-    others = [t for t in threading.enumerate() if not t.daemon and t is not main_thread] if threading else []
+    threading, others = sys.modules.get("threading"), []  # not imported: no thread was started with it
+    if threading is not None:
+        others = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
     if others or sys.gettrace() is not None or sys.getprofile() is not None:
         return code
     import atexit

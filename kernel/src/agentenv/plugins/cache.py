@@ -31,6 +31,8 @@ FORMAT = 4
 """Bump when what is cached changes (its shape or its verdicts), so older files are ignored."""
 _INSTALLS: dict[tuple[tuple[str, int], ...], str] = {}
 """This process's descriptions of what is installed, by the import path and the modification time of its folders."""
+_DIGESTS: dict[str, str] = {}
+"""Their digests (the same description object each time: its hash is computed once)."""
 
 
 def cache_dir(environ: Mapping[str, str]) -> str | None:
@@ -63,10 +65,13 @@ def installs(paths: list[str]) -> str:
 
 
 def fingerprint(paths: list[str]) -> str:
-    """A digest of `installs(paths)`."""
-    import hashlib
+    """A digest of `installs(paths)`, worked out once per process for each."""
+    described = installs(paths)
+    if described not in _DIGESTS:
+        import hashlib
 
-    return hashlib.sha256(installs(paths).encode()).hexdigest()
+        _DIGESTS[described] = hashlib.sha256(described.encode()).hexdigest()
+    return _DIGESTS[described]
 
 
 def _mtime(path: str) -> int:
